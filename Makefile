@@ -1,0 +1,29 @@
+# The two commands of the README are `make campaign` and `make test`; everything they need is
+# installed by the targets below (venv, wheelhouse, base image, project images).
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-12)
+
+.PHONY: venv images campaign test validate clean-engine
+
+venv: $(STAMP)
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@
+
+images: venv
+	$(BIN)/orchestrate images build
+
+# The main job: a small campaign on the built-in defaults, in containers.
+campaign: images
+	$(BIN)/orchestrate campaign --label demo
+
+test: images
+	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest
+
+# The full five-seed validation matrix (too long for CI's test run; run it on its own).
+validate: images
+	$(BIN)/orchestrate validate --tasks payment-run,payment-run-need-to-know --seeds 0,1,2,3,4 --strict
+	$(BIN)/orchestrate validate --tasks payment-run --seeds 0,1,2,3,4 --strict --faults lost-writes

@@ -1,0 +1,1 @@
+"""Host side of the process track: campaigns, attempts, backends, grading, validation, reports."""

@@ -1,0 +1,1 @@
+"""One module per `orchestrate` subcommand; each exposes `register(subparsers)`."""
