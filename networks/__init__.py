@@ -1,0 +1,1 @@
+"""The attempt topology as data (`topology.yaml`) and explicit subnet allocation."""

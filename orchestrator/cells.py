@@ -1,0 +1,80 @@
+"""Cells: `SYSTEM:TASK[+CONDITION]` — who acts, on which task pack, under which condition.
+
+SYSTEM is a scripted policy (`oracle`, `null`, `neg:<name>`) or the name of a command system
+from a systems file. Because `neg:<name>` itself holds a colon, the task is the part after the
+*last* colon. CONDITION is `clean` (the default) or a fault profile / fault spec name.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+CLEAN = "clean"
+SCRIPTED = ("oracle", "null")
+_NAME = r"[a-z0-9][a-z0-9._-]*"
+_SYSTEM_RE = re.compile(rf"^(?:{_NAME}|neg:{_NAME})$")
+_TASK_RE = re.compile(rf"^{_NAME}$")
+_CONDITION_RE = re.compile(r"^[a-z0-9][a-z0-9._,=@-]*$")
+
+
+class CellError(ValueError):
+    """A cell string that does not parse; the message says what is wrong and shows the form."""
+
+
+@dataclass(frozen=True, order=True)
+class Cell:
+    """One cell of a campaign."""
+
+    system: str
+    task: str
+    condition: str = CLEAN
+
+    @property
+    def is_policy(self) -> bool:
+        """True for scripted policies (run from the task pack's policies.py)."""
+        return self.system in SCRIPTED or self.system.startswith("neg:")
+
+    @property
+    def slug(self) -> str:
+        """A folder and engine-object friendly name: `null__payment-run[__lost-writes]`."""
+        base = f"{self.system.replace(':', '-')}__{self.task}"
+        return base if self.condition == CLEAN else f"{base}__{self.condition.replace(',', '_').replace('=', '-').replace('@', '-')}"
+
+    def __str__(self) -> str:
+        text = f"{self.system}:{self.task}"
+        return text if self.condition == CLEAN else f"{text}+{self.condition}"
+
+
+def parse_cell(text: str) -> Cell:
+    """Parse `SYSTEM:TASK[+CONDITION]`; raise `CellError` naming the faulty part."""
+    form = "expected SYSTEM:TASK[+CONDITION], e.g. oracle:payment-run or neg:skip-check:payment-run+lost-writes"
+    if not isinstance(text, str) or not text.strip():
+        raise CellError(f"empty cell; {form}")
+    raw = text.strip()
+    if any(c.isspace() for c in raw):
+        raise CellError(f"cell {raw!r} contains whitespace; {form}")
+    body, plus, condition = raw.partition("+")
+    if plus and not condition:
+        raise CellError(f"cell {raw!r} has '+' but no condition; {form}")
+    if "+" in condition:
+        raise CellError(f"cell {raw!r} has more than one '+'; {form}")
+    system, colon, task = body.rpartition(":")
+    if not colon:
+        raise CellError(f"cell {raw!r} has no ':' between system and task; {form}")
+    if not system:
+        raise CellError(f"cell {raw!r} has an empty system; {form}")
+    if not task:
+        raise CellError(f"cell {raw!r} has an empty task; {form}")
+    if system == "neg":
+        raise CellError(f"cell {raw!r}: a negative control needs a name (neg:<name>); {form}")
+    if not _SYSTEM_RE.match(system):
+        raise CellError(
+            f"cell {raw!r}: system {system!r} must be lower-case letters, digits, '.', '_' or '-' "
+            f"(or neg:<name>); {form}"
+        )
+    if not _TASK_RE.match(task):
+        raise CellError(f"cell {raw!r}: task {task!r} must be lower-case letters, digits, '.', '_' or '-'; {form}")
+    condition = condition or CLEAN
+    if not _CONDITION_RE.match(condition):
+        raise CellError(f"cell {raw!r}: condition {condition!r} has characters outside [a-z0-9._,=@-]; {form}")
+    return Cell(system=system, task=task, condition=condition)

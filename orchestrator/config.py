@@ -1,0 +1,130 @@
+"""Typed settings of the attempt runtime, defined in one place.
+
+Every path, port, address range, limit and timeout the runtime uses comes from `RuntimeConfig`.
+The defaults are the official settings; `RuntimeConfig.from_env()` lets a developer override a
+few of them with `PB_*` environment variables (documented on each field) without editing code.
+The model is frozen: an attempt records the config it ran with in `attempt.json`.
+"""
+from __future__ import annotations
+
+import ipaddress
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+class Limits(BaseModel):
+    """Resource limits of one container (memory in bytes, CPUs as a fraction, pids as a count)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    memory_bytes: int = Field(gt=16 * 2**20)
+    cpus: float = Field(gt=0, le=64)
+    pids: int = Field(gt=8)
+
+
+class ContainerPaths(BaseModel):
+    """Paths inside the containers (the in-container half of contracts §8)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # ERP container: a per-attempt volume mounted only into the ERP container.
+    erp_data_mount: str = "/data"
+    # Sub-directory of that volume owned by the ERP user (the volume root belongs to root).
+    erp_data_dir: str = "/data/erp"
+    # Agent container.
+    workspace: str = "/workspace"
+    home: str = "/home/agent"
+    turn_dir: str = "/turn"
+    tmp: str = "/tmp"
+    policy_dir: str = "/opt/policy"
+
+
+class Images(BaseModel):
+    """Image references; the image builder (`orchestrator.images`) produces these tags."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    erp: str = "pb-erp:latest"
+    agent: str = "pb-agent:latest"
+
+
+class RuntimeConfig(BaseModel):
+    """Settings of the attempt runtime (docker and local backends)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # Host paths.
+    repo_root: Path = REPO_ROOT
+    runs_root: Path = REPO_ROOT / "runs"  # PB_RUNS_ROOT
+    scratch_root: Path = REPO_ROOT / ".cache" / "attempts"  # PB_SCRATCH_ROOT (local backend)
+    campaign: str = "adhoc"  # label written on every engine object (pb.campaign)
+
+    # Addresses: each attempt takes two subnets of `subnet_prefix` out of `subnet_range`.
+    subnet_range: str = "10.231.0.0/16"  # PB_SUBNET_RANGE
+    subnet_prefix: int = Field(default=28, ge=16, le=29)
+
+    # Ports inside the ERP container (each bound to one network's address only).
+    erp_agent_port: int = 8080
+    erp_control_port: int = 8081
+
+    # Users inside the containers.
+    agent_user: str = "1000:1000"
+    erp_user: str = "1001:1001"
+
+    images: Images = Images()
+    container_paths: ContainerPaths = ContainerPaths()
+
+    agent_limits: Limits = Limits(memory_bytes=2 * 2**30, cpus=1.0, pids=256)
+    erp_limits: Limits = Limits(memory_bytes=1 * 2**30, cpus=1.0, pids=128)
+    tmpfs_size: str = "256m"
+
+    # Timeouts (seconds).
+    docker_api_timeout_s: float = 120.0
+    erp_ready_timeout_s: float = 60.0
+    control_timeout_s: float = 30.0
+    advance_timeout_s: float = 300.0
+    snapshot_timeout_s: float = 120.0
+    default_turn_budget_s: float = 1200.0  # a turn without budget_s
+    kill_grace_s: float = 2.0  # after the budget: stop signal, then kill
+    stop_timeout_s: float = 10.0  # ERP shutdown before kill
+    stream_interval_s: float = 0.5  # audit/faults polling period
+    did_not_start_s: float = 5.0  # exit 126/127 this early: the harness never started
+
+    @field_validator("subnet_range")
+    @classmethod
+    def _valid_range(cls, value: str) -> str:
+        net = ipaddress.ip_network(value, strict=True)
+        if net.version != 4:
+            raise ValueError("subnet_range must be an IPv4 network")
+        return value
+
+    @model_validator(mode="after")
+    def _range_holds_subnets(self) -> "RuntimeConfig":
+        if ipaddress.ip_network(self.subnet_range).prefixlen > self.subnet_prefix:
+            raise ValueError(f"subnet_prefix /{self.subnet_prefix} is larger than subnet_range {self.subnet_range}")
+        return self
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> "RuntimeConfig":
+        """Defaults, then `PB_*` environment overrides, then explicit keyword overrides."""
+        env: dict[str, object] = {}
+        if v := os.environ.get("PB_RUNS_ROOT"):
+            env["runs_root"] = Path(v)
+        if v := os.environ.get("PB_SCRATCH_ROOT"):
+            env["scratch_root"] = Path(v)
+        if v := os.environ.get("PB_SUBNET_RANGE"):
+            env["subnet_range"] = v
+        if v := os.environ.get("PB_CAMPAIGN"):
+            env["campaign"] = v
+        env.update(overrides)
+        return cls(**env)
+
+    def with_changes(self, **changes: object) -> "RuntimeConfig":
+        """A copy with some fields changed (validated again)."""
+        data = self.model_dump()
+        data.update(changes)
+        return RuntimeConfig(**data)

@@ -1,0 +1,171 @@
+"""Typed attempt errors and the pure decision `agent_error` vs `infra_error`.
+
+An attempt ends in one of three outcomes (contracts §9):
+
+* `graded`      — the infrastructure worked and every turn of the agent ran and exited 0 in time;
+* `agent_error` — the harness crashed (non-zero exit, did not start) or ran out of time on a
+                  turn; scored as the agent's failure, but the final state is still graded;
+* `infra_error` — a daemon call failed, a container would not start or died, the ERP became
+                  unhealthy or ran out of memory, the host side failed. Never scored as the
+                  agent's failure; the campaign retries it.
+
+Nothing here talks to Docker or the network: `classify_exception` and `classify_turns` are
+pure functions of their inputs, so the policy is tested without containers.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Literal
+
+Outcome = Literal["graded", "agent_error", "infra_error"]
+
+
+class Phase(str, enum.Enum):
+    """Where in the lifecycle something happened."""
+
+    CONFIG = "config"  # parsing the cell, systems file, task pack
+    SCENARIO = "scenario"  # generating / loading the scenario on the host
+    SETUP = "setup"  # networks, volumes, helper containers
+    ERP_START = "erp_start"  # the ERP container up and healthy
+    WORKSPACE = "workspace"  # handbook copied into the workspace
+    TURN = "turn"  # clock advance and the agent container of one turn
+    FINALIZE = "finalize"  # grading-date advance, flush, snapshot, workspace copy
+    GRADE = "grade"  # the grader on the host
+    TEARDOWN = "teardown"
+
+
+@dataclass
+class PostMortem:
+    """What was left of a dead or failing container (or process)."""
+
+    name: str
+    status: str | None = None
+    exit_code: int | None = None
+    oom_killed: bool | None = None
+    error: str | None = None
+    last_logs: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "status": self.status,
+            "exit_code": self.exit_code,
+            "oom_killed": self.oom_killed,
+            "error": self.error,
+            "last_logs": self.last_logs,
+        }
+
+
+class AttemptError(Exception):
+    """Base of the runtime's own errors; carries the phase and optional post-mortems."""
+
+    kind: Outcome = "infra_error"
+
+    def __init__(self, message: str, *, phase: Phase | None = None, post_mortems: Iterable[PostMortem] = ()):
+        super().__init__(message)
+        self.phase = phase
+        self.post_mortems = list(post_mortems)
+
+
+class InfraError(AttemptError):
+    """The infrastructure failed: the attempt says nothing about the agent."""
+
+    kind: Outcome = "infra_error"
+
+
+class EngineError(InfraError):
+    """A container-engine (daemon) call failed."""
+
+
+class ContainerStartError(InfraError):
+    """A container could not be created or started."""
+
+
+class ErpUnhealthy(InfraError):
+    """The ERP did not become healthy, died, or refused a control call it should accept."""
+
+
+class SubnetsExhausted(InfraError):
+    """No free subnet is left in the configured range."""
+
+
+class AgentError(AttemptError):
+    """The agent's harness failed in a way that is the agent's responsibility."""
+
+    kind: Outcome = "agent_error"
+
+
+class ConfigError(ValueError):
+    """Bad input from the user (cell, systems file, options): reported, never retried."""
+
+
+# Exception type names (module-qualified prefixes) that always mean infrastructure trouble.
+_INFRA_MODULE_PREFIXES = ("docker.", "requests.", "urllib3.", "httpx.", "httpcore.", "sqlite3")
+
+
+def classify_exception(exc: BaseException) -> Outcome:
+    """Outcome for an exception that ended an attempt early.
+
+    The runtime's own errors know their kind. Everything else — engine and HTTP client errors,
+    OS errors on the host, and any unexpected bug of ours — is infrastructure: an exception that
+    escapes the lifecycle never blames the agent. (Agent failures are not exceptions; they are
+    turn records, see `classify_turns`.)
+    """
+    if isinstance(exc, AttemptError):
+        return exc.kind
+    return "infra_error"
+
+
+def is_engine_exception(exc: BaseException) -> bool:
+    """True when the exception comes from the engine client or the HTTP stack."""
+    module = type(exc).__module__ + "."
+    return module.startswith(_INFRA_MODULE_PREFIXES)
+
+
+@dataclass(frozen=True)
+class TurnFacts:
+    """What the runtime observed about one agent turn (input of `classify_turns`)."""
+
+    n: int
+    exit_code: int | None
+    timed_out: bool
+    duration_s: float
+    oom_killed: bool = False
+    did_not_start: bool = False
+
+
+@dataclass
+class TurnsVerdict:
+    """The agent's share of the outcome: `ok`, or an agent error with the reason."""
+
+    outcome: Outcome
+    reasons: list[str] = field(default_factory=list)
+
+
+def turn_problem(turn: TurnFacts) -> str | None:
+    """Why a turn counts as an agent error, or None when it ran cleanly."""
+    if turn.did_not_start:
+        return f"turn {turn.n}: the harness did not start (exit {turn.exit_code})"
+    if turn.timed_out:
+        return f"turn {turn.n}: ran out of time after {turn.duration_s:.1f}s and was killed"
+    if turn.oom_killed:
+        return f"turn {turn.n}: the agent container ran out of memory (exit {turn.exit_code})"
+    if turn.exit_code != 0:
+        return f"turn {turn.n}: the harness exited with code {turn.exit_code}"
+    return None
+
+
+def classify_turns(turns: Iterable[TurnFacts]) -> TurnsVerdict:
+    """`graded` when every turn exited 0 in time, else `agent_error` with one reason per turn.
+
+    An OOM kill of the *agent* container is the agent's doing (it is contained by its limits);
+    an OOM of the ERP is detected elsewhere and is an infra error.
+    """
+    reasons = [r for r in (turn_problem(t) for t in turns) if r]
+    return TurnsVerdict("agent_error" if reasons else "graded", reasons)
+
+
+def did_not_start(exit_code: int | None, duration_s: float, threshold_s: float) -> bool:
+    """Shell convention: 126 (not executable) / 127 (not found) right away = never started."""
+    return exit_code in (126, 127) and duration_s < threshold_s
