@@ -1,0 +1,6 @@
+"""The agent's side of an attempt: the `erp` command, the HTTP client, prompts, systems, turns.
+
+Everything here runs inside the agent container (or, for the local backend, as a plain
+subprocess). It imports no other package of this repository and needs only the standard
+library, httpx and pyyaml (`systems.py`, used on the host only, also needs pydantic).
+"""
