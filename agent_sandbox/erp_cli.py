@@ -25,8 +25,8 @@ erp - command-line client of the company ERP (JSON over HTTP)
 
 usage:
   erp whoami                        who you are signed in as: roles, limits, boxes, business date
-  erp docs [WORD]                   API routes (method, path, summary, query and body fields),
-                                    filtered by WORD; also lists the handbook files
+  erp docs                          every API route (method, path, summary) and the handbook files
+  erp docs WORD                     routes mentioning WORD, with their query and body fields
   erp docs FILE                     print a handbook file (e.g. erp docs ap-policy.md)
   erp get PATH [k=v ...]            GET with query parameters
   erp post PATH [--data @file.json|JSON] [--key KEY] [k=v ...]
@@ -486,9 +486,12 @@ def cmd_docs(args: list[str]) -> int:
     answer = client.request("GET", "/openapi.json", auth=False)
     if not answer.ok or not isinstance(answer.body, dict):
         return show(answer, "GET", "/openapi.json")
-    routes = route_entries(answer.body)
+    routes: list[Any] = route_entries(answer.body)
     if topic:
         routes = [r for r in routes if matches(r, topic)]
+    else:
+        # The whole API in detail is too long to read; one line per route, details by word.
+        routes = [f"{r['method']} {r['path']}" + (f"  - {r['summary']}" if r.get("summary") else "") for r in routes]
     out: dict[str, Any] = {}
     if topic:
         out["topic"] = topic
@@ -499,6 +502,8 @@ def cmd_docs(args: list[str]) -> int:
         "Errors are problem JSON {status, code, detail}; 409 = refused by a control, 422 = bad input.",
     ]
     out["routes"] = routes
+    if not topic:
+        out["details"] = "erp docs WORD shows the query and body fields of every route mentioning WORD"
     if hb is not None:
         files = handbook_files(hb)
         if topic:
@@ -517,7 +522,8 @@ def run(argv: Sequence[str]) -> int:
     """Run one erp command line; return the exit status."""
     args = list(argv)
     if not args or args[0] in ("help", "-h", "--help"):
-        sys.stdout.write(HELP)
+        # `erp help` is an answer (stdout, 0); a bare `erp` is a usage error (stderr, 2).
+        (sys.stdout if args else sys.stderr).write(HELP)
         return EXIT_OK if args else EXIT_USAGE
     command = args.pop(0)
     if command == "whoami":
