@@ -1,0 +1,51 @@
+"""`python -m erp_service serve|canonical-hash` — see docs/contracts.md §1."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="erp_service", description="bb-erp")
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("serve", help="serve the agent API and the control API")
+    s.add_argument("--db", required=True, type=Path)
+    s.add_argument("--world", type=Path)
+    s.add_argument("--agent-bind", default="127.0.0.1:0")
+    s.add_argument("--control-bind", default="127.0.0.1:0")
+    s.add_argument("--control-token-file", type=Path,
+                   help="file holding the control token (else env BBERP_CONTROL_TOKEN)")
+    s.add_argument("--faults", default=None, help="fault spec (§7.1); empty = none")
+    s.add_argument("--log-level", default="warning")
+    h = sub.add_parser("canonical-hash", help="print the canonical SHA-256 of a database")
+    h.add_argument("--db", required=True, type=Path)
+    args = parser.parse_args(argv)
+
+    if args.cmd == "canonical-hash":
+        from .canonical import canonical_hash
+        print(canonical_hash(args.db))
+        return 0
+
+    from .faults import FaultSpecError
+    from .server import ServeOptions, serve
+    if args.control_token_file:
+        token = args.control_token_file.read_text().strip()
+    else:
+        token = os.environ.pop("BBERP_CONTROL_TOKEN", "")
+    if not token:
+        print(json.dumps({"event": "error", "detail": "no control token"}), flush=True)
+        return 2
+    try:
+        return serve(ServeOptions(db=args.db, world=args.world, agent_bind=args.agent_bind,
+                                  control_bind=args.control_bind, control_token=token, faults=args.faults,
+                                  log_level=args.log_level))
+    except FaultSpecError as exc:
+        print(json.dumps({"event": "error", "detail": f"bad fault spec: {exc}"}), flush=True)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

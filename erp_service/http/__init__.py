@@ -1,0 +1,1 @@
+"""HTTP: the agent API, the control API, the fault layer and the two-listener server."""

@@ -1,0 +1,135 @@
+"""The agent API: FastAPI app with every domain router, problem+json errors and audit of
+requests that fail before reaching a service function."""
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from ..kernel import pipeline
+from ..kernel.db import Database
+from ..kernel.errors import Problem, invalid
+from .api import ErpJSONResponse, resolve_token, route_action
+
+API_TITLE = "bb-erp"
+API_VERSION = "1.0.0"
+
+
+class ProblemResponse(ErpJSONResponse):
+    """application/problem+json."""
+
+    media_type = "application/problem+json"
+
+
+def _business_date(db: Database) -> str | None:
+    try:
+        return db.business_date()
+    except Exception:  # a broken database must still produce a problem document
+        return None
+
+
+def _actor_of(request: Request):
+    actor = getattr(request.state, "actor", None)
+    if actor is not None:
+        return actor
+    header = request.headers.get("authorization", "")
+    if header.lower().startswith("bearer "):
+        try:
+            return resolve_token(request.app.state.db, request.app.state.token_cache, header[7:].strip())
+        except Exception:
+            return None
+    return None
+
+
+async def _request_body(request: Request) -> Any:
+    if request.method == "GET":
+        return dict(request.query_params)
+    try:
+        raw = await request.body()
+    except Exception:
+        return None
+    if not raw:
+        return None
+    text = raw[:20_000].decode("utf-8", errors="replace")
+    import json
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {"unparsed": text}
+
+
+def problem_response(db: Database, problem: Problem) -> ProblemResponse:
+    """Render a problem with the business date."""
+    today = _business_date(db)
+    headers = {"X-Business-Date": today} if today else {}
+    return ProblemResponse(problem.body(today), status_code=problem.status, headers=headers)
+
+
+def _validation_detail(exc: RequestValidationError) -> str:
+    errors = exc.errors()
+    if not errors:
+        return "The request is not valid."
+    first = errors[0]
+    where = ".".join(str(p) for p in first.get("loc", ()) if p not in ("body",)) or "request"
+    more = f" ({len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    return f"{where}: {first.get('msg', 'invalid value')}{more}."
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Problems, validation errors, unknown routes and crashes all become audited problem+json."""
+
+    async def audit_and_render(request: Request, problem: Problem) -> ProblemResponse:
+        db: Database = request.app.state.db
+        if not problem.audited:
+            pipeline.audit_failure(db, _actor_of(request), method=request.method, path=request.url.path,
+                                   action=route_action(request), problem=problem,
+                                   request=await _request_body(request))
+        return problem_response(db, problem)
+
+    @app.exception_handler(Problem)
+    async def _problem(request: Request, exc: Problem):
+        return await audit_and_render(request, exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError):
+        return await audit_and_render(request, invalid(_validation_detail(exc)))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException):
+        if exc.status_code == 404:
+            problem = Problem(404, "no_route", f"There is no route {request.method} {request.url.path}.")
+        elif exc.status_code == 405:
+            problem = Problem(405, "method_not_allowed",
+                              f"{request.method} is not allowed on {request.url.path}.", outcome="invalid")
+        else:
+            problem = Problem(exc.status_code, "http_error", str(exc.detail), outcome="invalid")
+        return await audit_and_render(request, problem)
+
+    @app.exception_handler(Exception)
+    async def _crash(request: Request, exc: Exception):
+        db: Database = request.app.state.db
+        try:
+            pipeline.audit_crash(db, _actor_of(request), method=request.method, path=request.url.path,
+                                 action=route_action(request), request=await _request_body(request), exc=exc)
+        finally:
+            pass
+        return problem_response(db, Problem(500, "server_error", "The ERP failed to handle this request."))
+
+
+def create_app(db: Database) -> FastAPI:
+    """The agent-facing application over an open database."""
+    from ..domains import ROUTERS
+
+    app = FastAPI(title=API_TITLE, version=API_VERSION, openapi_url="/openapi.json",
+                  docs_url=None, redoc_url=None, default_response_class=ErpJSONResponse,
+                  description="bb-erp agent API. Every response carries the business date; "
+                              "errors are application/problem+json; writes accept Idempotency-Key.")
+    app.state.db = db
+    app.state.token_cache = {}
+    install_error_handlers(app)
+    for router in ROUTERS:
+        app.include_router(router)
+    return app

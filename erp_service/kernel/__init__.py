@@ -1,0 +1,1 @@
+"""The kernel every domain builds on: schema helpers, transactions, actors, audit, idempotency."""

@@ -1,0 +1,116 @@
+"""The SQLite database of one attempt: one connection, one lock, explicit transactions.
+
+All work is serialised by one re-entrant lock. That keeps audit ids, document ids and the
+counterparties' actions in one deterministic order, which the canonical hash relies on; one
+attempt's load is small enough that this costs nothing that matters.
+"""
+from __future__ import annotations
+
+import sqlite3
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.pool import StaticPool
+
+from .schema import meta, metadata
+
+
+def make_engine(path: str | Path) -> Engine:
+    """An engine on one SQLite file with explicit `BEGIN IMMEDIATE` transactions."""
+    engine = create_engine(
+        f"sqlite:///{path}",
+        poolclass=StaticPool,
+        connect_args={"check_same_thread": False, "isolation_level": None},
+    )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: sqlite3.Connection, _record) -> None:  # pragma: no cover - driver hook
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:  # pragma: no cover - driver hook
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+class Database:
+    """One open ERP database. Use `transaction()` for every unit of work."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.engine = make_engine(self.path)
+        self.conn: Connection = self.engine.connect()
+        self.lock = threading.RLock()
+
+    @classmethod
+    def create(cls, path: str | Path) -> "Database":
+        """Create a new, empty database file with every table (no company data)."""
+        # Domain modules register their tables on import.
+        from .. import domains  # noqa: F401
+
+        path = Path(path)
+        if path.exists():
+            raise FileExistsError(path)
+        db = cls(path)
+        with db.lock, db.conn.begin():
+            metadata.create_all(db.conn)
+        return db
+
+    @contextmanager
+    def transaction(self) -> Iterator[Connection]:
+        """A transaction, or a savepoint when one is already open on this thread's work."""
+        with self.lock:
+            if self.conn.in_transaction():
+                with self.conn.begin_nested():
+                    yield self.conn
+            else:
+                with self.conn.begin():
+                    yield self.conn
+
+    def business_date(self) -> str:
+        """The current business date (ISO)."""
+        with self.transaction() as conn:
+            row = conn.execute(meta.select().where(meta.c.key == "business_date")).first()
+        if row is None:
+            raise RuntimeError("database has no business_date: not a scenario database")
+        return row.value
+
+    def raw(self, sql: str) -> None:
+        """Run a statement outside any transaction (PRAGMA, VACUUM) on the driver connection."""
+        with self.lock:
+            if self.conn.in_transaction():
+                raise RuntimeError(f"{sql!r} cannot run inside a transaction")
+            self.conn.connection.driver_connection.execute(sql)
+
+    def checkpoint(self) -> None:
+        """Move the WAL into the main file so a file copy is complete."""
+        self.raw("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def backup_to(self, dest: str | Path) -> None:
+        """Write a consistent copy of the database to `dest` (SQLite online backup)."""
+        with self.lock:
+            src = self.conn.connection.driver_connection
+            target = sqlite3.connect(str(dest))
+            try:
+                src.backup(target)
+            finally:
+                target.close()
+
+    def close(self) -> None:
+        """Checkpoint and close."""
+        with self.lock:
+            try:
+                self.checkpoint()
+            finally:
+                self.conn.close()
+                self.engine.dispose()

@@ -1,0 +1,114 @@
+"""One bb-erp process: the agent API and the control API on two listeners, one event loop."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import socket
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import uvicorn
+
+from .faults import parse_fault_spec
+from .http.app import create_app
+from .http.control import create_control_app
+from .http.fault_layer import FaultLayer, FaultLog
+from .kernel.db import Database
+from .sim import World
+
+
+class _Server(uvicorn.Server):
+    # Signals are handled once for both listeners in `serve`.
+    @contextlib.contextmanager
+    def capture_signals(self):
+        yield
+
+
+def parse_bind(text: str) -> tuple[str, int]:
+    """HOST:PORT (PORT may be 0)."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host:
+        raise ValueError(f"expected HOST:PORT, got {text!r}")
+    return host.strip("[]"), int(port)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """Everything `serve` needs."""
+
+    db: Path
+    world: Path | None
+    agent_bind: str
+    control_bind: str
+    control_token: str
+    faults: str | None = None
+    log_level: str = "warning"
+
+
+def serve(opts: ServeOptions) -> int:
+    """Run until SIGTERM/SIGINT or /control/shutdown; prints the ready line to stdout."""
+    if not opts.db.exists():
+        print(json.dumps({"event": "error", "detail": f"database {opts.db} does not exist"}), flush=True)
+        return 2
+    if len(opts.control_token) < 16:
+        print(json.dumps({"event": "error", "detail": "control token too short (16+ characters)"}), flush=True)
+        return 2
+    plan = parse_fault_spec(opts.faults)
+    db = Database(opts.db)
+    world = World.load(opts.world)
+    fault_log = FaultLog()
+    agent_app = create_app(db)
+    app = FaultLayer(agent_app, plan, db, fault_log) if not plan.empty else agent_app
+
+    servers: list[_Server] = []
+
+    def stop() -> None:
+        for s in servers:
+            s.should_exit = True
+
+    control_app = create_control_app(db, world, opts.control_token, fault_log, stop)
+    a_sock = _listen(*parse_bind(opts.agent_bind))
+    c_sock = _listen(*parse_bind(opts.control_bind))
+    common = dict(log_level=opts.log_level, access_log=False, lifespan="off", timeout_graceful_shutdown=5)
+    servers.append(_Server(uvicorn.Config(app, **common)))
+    servers.append(_Server(uvicorn.Config(control_app, **common)))
+
+    def url(sock: socket.socket) -> str:
+        host, port = sock.getsockname()[:2]
+        return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(sig, stop)
+        tasks = [asyncio.create_task(servers[0].serve(sockets=[a_sock])),
+                 asyncio.create_task(servers[1].serve(sockets=[c_sock]))]
+        while not all(s.started for s in servers):
+            if any(t.done() for t in tasks):
+                break
+            await asyncio.sleep(0.01)
+        if all(s.started for s in servers):
+            print(json.dumps({"event": "ready", "agent": url(a_sock), "control": url(c_sock),
+                              "pid": __import__("os").getpid(), "faults": plan.text() or None}), flush=True)
+        await asyncio.gather(*tasks)
+
+    try:
+        asyncio.run(main())
+    finally:
+        db.close()
+    print(json.dumps({"event": "stopped"}), flush=True)
+    return 0
