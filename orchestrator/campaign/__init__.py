@@ -1,0 +1,14 @@
+"""Campaigns: many attempts (cells x seeds x repetitions) under one label.
+
+Modules:
+- `spec`       the declared campaign (CLI flags or a YAML file), validated with pydantic
+- `identity`   deterministic attempt identity, folders, and the label's `campaign.json`
+- `scheduler`  the bounded pool that runs attempts, retries infra errors, stops on signals
+- `ledger`     `attempts.jsonl`: one canonical JSON line per attempt, built from the folders
+- `metrics`    pure statistics (Wilson interval, percentiles, pass^k)
+- `summary`    `summary.json`: the section 8 metrics per cell and per system
+- `provenance` `provenance.json`: commit, task trees, images, ledger hash, conditions
+- `export`     writing the three files and `--verify`
+- `progress`   the live display and the final table
+- `report`     the self-contained HTML report
+"""

@@ -1,0 +1,162 @@
+"""The live progress display while a campaign runs, and the summary table at the end.
+
+On a terminal it is a rich live panel (attempts done of total, passing, agent and infra errors,
+retries, in flight, ETA); otherwise (CI, a pipe) one plain line per finished attempt.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from orchestrator.campaign.scheduler import AttemptEvent
+
+
+def _fmt_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    seconds = int(round(seconds))
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}h{m:02d}m" if h else (f"{m}m{s:02d}s" if m else f"{s}s")
+
+
+class CampaignProgress:
+    """Counts scheduler events and renders them; safe to call from worker threads."""
+
+    def __init__(self, total: int, *, label: str, concurrency: int, console: Console | None = None) -> None:
+        self.total = total
+        self.label = label
+        self.concurrency = concurrency
+        self.console = console or Console(stderr=True)
+        self.skipped = self.done = self.passed = self.agent_errors = self.infra_errors = self.retries = 0
+        self.in_flight = 0
+        self.started_at = time.monotonic()
+        self._durations: list[float] = []
+        self._lock = threading.Lock()
+        self._live: Live | None = None
+        self._last: list[str] = []
+
+    # -- events (worker threads)
+    def handle(self, event: AttemptEvent) -> None:
+        """Update the counts from one scheduler event."""
+        with self._lock:
+            if event.kind == "skipped":
+                self.skipped += 1
+            elif event.kind == "started":
+                self.in_flight += 1
+            elif event.kind == "retry":
+                self.in_flight -= 1
+                self.retries += 1
+                self._note(f"retry  {event.ident.attempt_id}: infra_error ({event.error or 'no detail'})")
+            elif event.kind == "finished":
+                self.in_flight -= 1
+                self.done += 1
+                self._durations.append(event.duration_s)
+                if event.passed:
+                    self.passed += 1
+                if event.outcome == "agent_error":
+                    self.agent_errors += 1
+                if event.outcome == "infra_error":
+                    self.infra_errors += 1
+                verdict = "PASS" if event.passed else (event.outcome or "?").upper() if event.outcome != "graded" else "FAIL"
+                self._note(f"{verdict:<11} {event.ident.cell.text} seed {event.ident.seed} rep {event.ident.rep} ({event.duration_s:.1f}s)")
+        if self._live is not None:
+            self._live.update(self.render())
+
+    def _note(self, text: str) -> None:
+        self._last = (self._last + [text])[-5:]
+        if self._live is None:
+            self.console.print(text, highlight=False)
+
+    # -- figures
+    def eta_s(self) -> float | None:
+        """Remaining attempts x (elapsed / finished this run) / concurrency-effective rate."""
+        remaining = self.total - self.skipped - self.done
+        if remaining <= 0:
+            return 0.0
+        if self.done == 0:
+            return None
+        elapsed = time.monotonic() - self.started_at
+        return remaining * elapsed / self.done
+
+    def render(self) -> Group:
+        """The live panel."""
+        finished = self.skipped + self.done
+        head = Text.assemble(
+            (f"campaign {self.label}  ", "bold"),
+            f"{finished}/{self.total} done",
+            f" ({self.skipped} already)" if self.skipped else "",
+            "  passing ", (str(self.passed), "green"),
+            "  agent errors ", (str(self.agent_errors), "yellow"),
+            "  infra errors ", (str(self.infra_errors), "red"),
+            f"  retries {self.retries}  in flight {self.in_flight}/{self.concurrency}",
+            f"  elapsed {_fmt_duration(time.monotonic() - self.started_at)}  ETA {_fmt_duration(self.eta_s())}",
+        )
+        width = 40
+        filled = int(width * finished / self.total) if self.total else width
+        bar = Text("[" + "#" * filled + "." * (width - filled) + "]")
+        return Group(head, bar, *(Text(line, style="dim") for line in self._last))
+
+    # -- lifecycle
+    def __enter__(self) -> "CampaignProgress":
+        if self.console.is_terminal:
+            self._live = Live(self.render(), console=self.console, refresh_per_second=4, transient=False)
+            self._live.__enter__()
+        else:
+            self.console.print(f"campaign {self.label}: {self.total} attempts, concurrency {self.concurrency}")
+        return self
+
+    def refresh(self) -> None:
+        """Redraw (the ETA and elapsed time move even when no event arrives)."""
+        if self._live is not None:
+            self._live.update(self.render())
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._live is not None:
+            self._live.update(self.render())
+            self._live.__exit__(*exc)
+            self._live = None
+
+
+def summary_table(summary: dict[str, Any]) -> Table:
+    """The table printed at the end: one row per cell with the headline section 8 metrics."""
+    table = Table(title=f"campaign {summary.get('label')} ({summary.get('isolation')} isolation)", show_lines=False)
+    for col, justify in [
+        ("cell", "left"), ("attempts", "right"), ("passed", "right"), ("pass@1 [95% CI]", "right"),
+        (f"pass^{summary.get('reps')}", "right"), ("checks", "right"), ("breaches", "right"),
+        ("probes/att", "right"), ("agent err", "right"), ("infra err", "right"), ("turn p50/p90 s", "right"),
+    ]:
+        table.add_column(col, justify=justify)
+
+    def pct(x: float | None) -> str:
+        return "-" if x is None else f"{100 * x:.0f}%"
+
+    for name, c in summary.get("cells", {}).items():
+        ci = c.get("pass_at_1_wilson95")
+        pk = c.get("pass_k", {})
+        tt = c.get("turn_time_s", {})
+        table.add_row(
+            name,
+            str(c["attempts"]),
+            str(c["passed"]),
+            f"{pct(c['pass_at_1'])}" + (f" [{pct(ci[0])}-{pct(ci[1])}]" if ci else ""),
+            f"{pk.get('passed_all', 0)}/{pk.get('instances', 0)}",
+            pct(c.get("check_rate")),
+            str(c.get("breaches", 0)),
+            "-" if c.get("probe_rate") is None else f"{c['probe_rate']:.1f}",
+            str(c.get("agent_errors", 0)),
+            str(c.get("infra_errors", 0)),
+            "-" if tt.get("median") is None else f"{tt['median']:.1f}/{tt['p90']:.1f}",
+        )
+    m = summary.get("matrix", {})
+    table.caption = (
+        f"{m.get('present')}/{m.get('planned')} attempts recorded; infra errors are excluded from rates; "
+        f"p90 by nearest rank"
+    )
+    return table

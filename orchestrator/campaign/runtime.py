@@ -1,0 +1,151 @@
+"""The campaign's bridge to the attempt runtime, task packs and systems (all imported lazily).
+
+The runtime (`orchestrator.attempt`, `orchestrator.backends`), the task registry and the systems
+file belong to other parts; this module is the only place the campaign touches them, so the
+pure parts of a campaign (identity, ledger, metrics, reports) work and test without them.
+"""
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from orchestrator.campaign.identity import AttemptIdentity, canonical_json, read_result
+from orchestrator.campaign.provenance import tree_sha256
+from orchestrator.campaign.scheduler import AttemptRunner
+from orchestrator.campaign.spec import CampaignSpecError, CellRef
+
+
+def is_policy(system: str) -> bool:
+    """Scripted policies live in the task pack (their code is covered by the task tree hash)."""
+    return system in ("oracle", "null") or system.startswith("neg:")
+
+
+def task_info(slugs: list[str]) -> dict[str, dict[str, Any]]:
+    """`{slug: {"version", "tree_sha256", "parent"}}` for each task; errors name the task."""
+    from tasks.registry import load_task  # type: ignore[import-not-found]
+
+    out: dict[str, dict[str, Any]] = {}
+    for slug in sorted(set(slugs)):
+        try:
+            pack = load_task(slug)
+        except Exception as exc:
+            raise CampaignSpecError(f"cells: task {slug!r}: {exc}") from None
+        h = hashlib.sha256()
+        chain = [pack]
+        while chain[-1].variant_of:  # a variant runs its parent's generator: both trees matter
+            chain.append(load_task(chain[-1].variant_of))
+        for p in chain:
+            h.update(p.slug.encode() + b"\0" + tree_sha256(Path(p.dir)).encode())
+        out[slug] = {"version": str(pack.version), "tree_sha256": h.hexdigest(), "variant_of": pack.variant_of}
+    return out
+
+
+def check_policies(cells: list[CellRef]) -> None:
+    """Refuse negative controls a task does not declare (before anything starts)."""
+    from tasks.registry import load_task  # type: ignore[import-not-found]
+
+    for cell in cells:
+        if cell.system.startswith("neg:"):
+            name = cell.system.split(":", 1)[1]
+            declared = load_task(cell.task).negative_controls
+            if name not in declared:
+                known = ", ".join(f"neg:{n}" for n in sorted(declared)) or "none"
+                raise CampaignSpecError(f"cells: {cell.text}: task {cell.task!r} declares no negative control {name!r} (known: {known})")
+
+
+def systems_identity(cells: list[CellRef], systems_file: str | None) -> dict[str, Any]:
+    """What each system of the campaign is: a policy, or the hash of its command definition.
+
+    A changed definition of a command system used by the campaign makes it a different campaign;
+    other entries of the systems file do not matter.
+    """
+    out: dict[str, Any] = {}
+    commands = sorted({c.system for c in cells if not is_policy(c.system)})
+    for c in cells:
+        if is_policy(c.system):
+            out[c.system] = {"kind": "policy"}
+    if not commands:
+        return out
+    if systems_file is None:
+        raise CampaignSpecError(f"systems: {', '.join(commands)} need a systems file (--systems FILE)")
+    try:
+        from agent_sandbox.systems import load_systems  # type: ignore[import-not-found]
+    except ImportError:
+        load_systems = None
+    if load_systems is not None:
+        try:
+            defined = load_systems(Path(systems_file))
+        except Exception as exc:
+            raise CampaignSpecError(f"systems: {systems_file}: {exc}") from None
+        dump = {k: (v.model_dump(mode="json") if hasattr(v, "model_dump") else v) for k, v in defined.items()}
+    else:  # the agent side is not installed: hash the raw entries
+        import yaml
+
+        raw = yaml.safe_load(Path(systems_file).read_text()) or {}
+        dump = raw.get("systems", raw) if isinstance(raw, dict) else {}
+    for name in commands:
+        if name not in dump:
+            known = ", ".join(sorted(dump)) or "none"
+            raise CampaignSpecError(f"systems: {name!r} is not defined in {systems_file} (defined: {known})")
+        out[name] = {"kind": "command", "sha256": hashlib.sha256(canonical_json(dump[name]).encode()).hexdigest()}
+    return out
+
+
+def _result_dict(value: Any) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return value
+    for attr in ("to_dict", "model_dump"):
+        if hasattr(value, attr):
+            return getattr(value, attr)()
+    return json.loads(json.dumps(value, default=lambda o: getattr(o, "__dict__", str(o))))
+
+
+def make_backend(name: str, config: Any) -> Any:
+    """The runtime's backend by name (`docker` or `local`)."""
+    import orchestrator.backends as backends  # type: ignore[import-not-found]
+
+    for factory in ("get_backend", "make_backend", "create_backend"):
+        if hasattr(backends, factory):
+            fn = getattr(backends, factory)
+            params = inspect.signature(fn).parameters
+            return fn(name, config=config) if "config" in params else fn(name)
+    raise RuntimeError("orchestrator.backends offers no backend factory")
+
+
+def make_runner(
+    *,
+    backend_name: str,
+    runs_root: Path,
+    label: str,
+    turn_timeout_s: float | None,
+    systems_file: str | None,
+    config: Any = None,
+) -> AttemptRunner:
+    """An `AttemptRunner` that runs attempts through `orchestrator.attempt.run_attempt`."""
+    from orchestrator.attempt import AttemptSpec, run_attempt  # type: ignore[import-not-found]
+    from orchestrator.cells import Cell
+
+    backend = make_backend(backend_name, config)
+    accepts = inspect.signature(run_attempt).parameters
+
+    def runner(ident: AttemptIdentity, folder: Path, cancel: threading.Event) -> dict[str, Any]:
+        spec = AttemptSpec(
+            cell=Cell(ident.system, ident.task, ident.condition),
+            seed=ident.seed,
+            rep=ident.rep,
+            label=label,
+            timeout_override_s=turn_timeout_s,
+            systems_file=Path(systems_file) if systems_file else None,
+        )
+        kwargs: dict[str, Any] = {}
+        if "cancel" in accepts:
+            kwargs["cancel"] = cancel
+        result = run_attempt(spec, backend=backend, root=runs_root, **kwargs)
+        # result.json on disk is the record; the returned object is only a fallback
+        return read_result(folder) or _result_dict(result)
+
+    return runner

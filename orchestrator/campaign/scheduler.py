@@ -1,0 +1,235 @@
+"""The bounded pool that runs a campaign's attempts.
+
+- At most `concurrency` attempts are in flight; each runs in its own worker thread (an attempt is
+  mostly waiting on containers and HTTP, so threads are enough and keep one process to reap).
+- Finished attempts (a final result.json) are skipped, so re-running a label resumes.
+- An attempt that ends `infra_error` is run again up to `infra_retries` times; the failed folder
+  is kept aside as `rep-<k>.try-<j>` and the ledger records it. Agent outcomes (graded,
+  agent_error) are never retried. A folder left by a killed run (no result.json) is kept aside
+  the same way before the attempt runs again.
+- `stop()` (wired to SIGINT/SIGTERM by the command) stops scheduling: no new attempt or retry
+  starts; attempts in flight are asked to cancel when the runner supports it, and always get to
+  tear down before the workers exit.
+"""
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+from orchestrator.campaign.identity import AttemptIdentity, attempt_dir, is_finished, read_result, retry_dirs
+
+
+class AttemptRunner(Protocol):
+    """Runs one attempt into `folder` and returns its result (the content of result.json)."""
+
+    def __call__(self, ident: AttemptIdentity, folder: Path, cancel: threading.Event) -> dict[str, Any]: ...
+
+
+@dataclass
+class AttemptEvent:
+    """What the scheduler reports to the display: an attempt started, retried, finished or skipped."""
+
+    kind: str  # "skipped" | "started" | "retry" | "finished"
+    ident: AttemptIdentity
+    outcome: str | None = None
+    passed: bool = False
+    tries: int = 0
+    duration_s: float = 0.0
+    error: str | None = None
+
+
+@dataclass
+class CampaignRun:
+    """What happened in one invocation (the ledger holds the full record)."""
+
+    skipped: int = 0
+    finished: int = 0
+    not_started: int = 0
+    interrupted: bool = False
+    events: list[AttemptEvent] = field(default_factory=list)
+
+
+def set_aside(folder: Path) -> Path:
+    """Move an attempt folder to the next free `rep-<k>.try-<j>` beside it; return the new path."""
+    index = len(retry_dirs(folder)) + 1
+    target = folder.with_name(f"{folder.name}.try-{index}")
+    while target.exists():  # never overwrite an earlier try
+        index += 1
+        target = folder.with_name(f"{folder.name}.try-{index}")
+    folder.rename(target)
+    return target
+
+
+def _error_text(result: dict[str, Any]) -> str | None:
+    err = result.get("error")
+    if err is None:
+        return None
+    if isinstance(err, dict):
+        parts = [str(err.get(k)) for k in ("phase", "type", "message") if err.get(k)]
+        return ": ".join(parts) or json.dumps(err, sort_keys=True)
+    return str(err)
+
+
+def write_orchestrator_failure(folder: Path, ident: AttemptIdentity, exc: BaseException) -> dict[str, Any]:
+    """Record an attempt whose runner raised instead of finalising: an infra error, never scored."""
+    folder.mkdir(parents=True, exist_ok=True)
+    result = {
+        "attempt_id": ident.attempt_id,
+        "cell": ident.cell.text,
+        "system": ident.system,
+        "task": ident.task,
+        "task_version": ident.task_version,
+        "seed": ident.seed,
+        "rep": ident.rep,
+        "condition": ident.condition,
+        "outcome": "infra_error",
+        "passed": False,
+        "breach": False,
+        "checks": [],
+        "turns": [],
+        "error": {
+            "phase": "campaign",
+            "type": type(exc).__name__,
+            "message": str(exc),
+            "traceback": traceback.format_exception(exc)[-6:],
+        },
+        "written_by": "campaign",
+    }
+    tmp = folder / "result.json.tmp"
+    tmp.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+    tmp.replace(folder / "result.json")
+    return result
+
+
+class Scheduler:
+    """Runs planned attempts with bounded concurrency, retries and a clean stop."""
+
+    def __init__(
+        self,
+        *,
+        runs_root: Path,
+        label: str,
+        runner: AttemptRunner,
+        concurrency: int,
+        infra_retries: int,
+        on_event: Callable[[AttemptEvent], None] | None = None,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.runs_root = runs_root
+        self.label = label
+        self.runner = runner
+        self.concurrency = concurrency
+        self.infra_retries = infra_retries
+        self.on_event = on_event or (lambda e: None)
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._in_flight = 0
+
+    # -- control
+    def stop(self) -> None:
+        """Stop scheduling; attempts in flight are asked to cancel and finish their teardown."""
+        self._stop.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    @property
+    def in_flight(self) -> int:
+        with self._lock:
+            return self._in_flight
+
+    def _emit(self, run: CampaignRun, event: AttemptEvent) -> None:
+        with self._lock:
+            run.events.append(event)
+        self.on_event(event)
+
+    # -- one attempt
+    def _run_one(self, ident: AttemptIdentity, run: CampaignRun) -> None:
+        folder = attempt_dir(self.runs_root, self.label, ident)
+        if folder.exists():
+            # A folder without a final result: a killed run's leftovers or an infra error that
+            # a previous invocation gave up on. Keep it as an earlier try, then run again.
+            set_aside(folder)
+        tries = 0
+        while True:
+            tries += 1
+            start = time.monotonic()
+            self._emit(run, AttemptEvent("started", ident, tries=tries))
+            try:
+                result = self.runner(ident, folder, self._stop)
+            except Exception as exc:  # the runner must finalise; if it did not, we do
+                result = read_result(folder) or write_orchestrator_failure(folder, ident, exc)
+            if not (folder / "result.json").exists():
+                result = write_orchestrator_failure(folder, ident, RuntimeError("runner wrote no result.json"))
+            outcome = result.get("outcome")
+            duration = time.monotonic() - start
+            if outcome == "infra_error" and tries <= self.infra_retries and not self._stop.is_set():
+                set_aside(folder)
+                self._emit(
+                    run, AttemptEvent("retry", ident, outcome, False, tries, duration, _error_text(result))
+                )
+                continue
+            self._emit(
+                run,
+                AttemptEvent(
+                    "finished",
+                    ident,
+                    outcome,
+                    bool(result.get("passed")) and outcome == "graded",
+                    tries,
+                    duration,
+                    _error_text(result),
+                ),
+            )
+            with self._lock:
+                run.finished += 1
+            return
+
+    def _worker(self, work: "queue.Queue[AttemptIdentity]", run: CampaignRun) -> None:
+        while not self._stop.is_set():
+            try:
+                ident = work.get_nowait()
+            except queue.Empty:
+                return
+            with self._lock:
+                self._in_flight += 1
+            try:
+                self._run_one(ident, run)
+            finally:
+                with self._lock:
+                    self._in_flight -= 1
+
+    # -- the campaign
+    def run(self, plan: list[AttemptIdentity], *, poll: Callable[[], None] | None = None) -> CampaignRun:
+        """Run every unfinished attempt of `plan`; returns when all are done or after a stop."""
+        run = CampaignRun()
+        work: queue.Queue[AttemptIdentity] = queue.Queue()
+        for ident in plan:
+            if is_finished(attempt_dir(self.runs_root, self.label, ident)):
+                run.skipped += 1
+                self._emit(run, AttemptEvent("skipped", ident))
+            else:
+                work.put(ident)
+        threads = [
+            threading.Thread(target=self._worker, args=(work, run), name=f"attempt-{i}", daemon=True)
+            for i in range(min(self.concurrency, work.qsize()))
+        ]
+        for t in threads:
+            t.start()
+        # The main thread only waits (so it can take signals) and refreshes the display.
+        while any(t.is_alive() for t in threads):
+            for t in threads:
+                t.join(timeout=0.2)
+            if poll is not None:
+                poll()
+        run.not_started = work.qsize()
+        run.interrupted = self._stop.is_set() and run.not_started > 0
+        return run

@@ -1,0 +1,55 @@
+"""`orchestrate export LABEL`: rebuild a campaign's ledger, summary and provenance;
+`orchestrate export --verify LABEL`: check them (non-zero exit and the failing line on any mismatch).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `export` subcommand."""
+    p = sub.add_parser("export", help="write or --verify a campaign's attempts.jsonl, summary.json, provenance.json")
+    p.add_argument("label", help="campaign label (a folder under the runs root)")
+    p.add_argument("--verify", action="store_true", help="verify instead of writing")
+    p.add_argument("--no-folders", action="store_true", help="with --verify: do not compare lines with attempt folders")
+    p.add_argument("--runs-root", type=Path, help="folder holding campaign labels (default: the runtime's runs/)")
+    p.set_defaults(func=run)
+
+
+def default_runs_root() -> Path:
+    """The runtime's runs root (PB_RUNS_ROOT or runs/ in the repository)."""
+    try:
+        from orchestrator.config import RuntimeConfig
+
+        return RuntimeConfig.from_env().runs_root
+    except ImportError:
+        return Path("runs")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Export or verify one label."""
+    from orchestrator.campaign.export import ExportError, export_label, verify_label
+
+    runs_root = (args.runs_root or default_runs_root()).resolve()
+    if not (runs_root / args.label).is_dir():
+        print(f"error: no campaign {args.label!r} under {runs_root}", file=sys.stderr)
+        return 2
+    if args.verify:
+        report = verify_label(runs_root, args.label, check_folders=not args.no_folders)
+        if report.ok:
+            print(f"verified {args.label}: {report.lines} ledger lines, hashes, matrix, canonical form and summary agree")
+            return 0
+        print(f"verification FAILED for {args.label}:", file=sys.stderr)
+        for problem in report.problems:
+            print(f"  {problem}", file=sys.stderr)
+        return 1
+    try:
+        summary = export_label(runs_root, args.label)
+    except ExportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    m = summary["matrix"]
+    print(f"exported {args.label}: {m['present']}/{m['planned']} attempts -> {runs_root / args.label}")
+    return 0
