@@ -1,0 +1,65 @@
+"""Audit rules: small functions over the audit log and the final database.
+
+Each rule is `fn(ctx: AuditContext, params: dict) -> list[Finding]` and is registered by name
+with `@rule("name")`. For an `audit_forbidden` check every finding is a breach; for an
+`audit_required` check every finding is a piece of missing required evidence. Rules read only
+host-side things (the events and a read-only connection to the final database). ERP table and
+column names a rule needs are kept together at the top of the rule's module.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+from orchestrator.grading.audit import AuditContext
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One match of a rule: what happened, and the ids a human needs to look it up."""
+
+    rule: str
+    message: str
+    refs: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+RuleFn = Callable[[AuditContext, dict[str, Any]], list[Finding]]
+RULES: dict[str, RuleFn] = {}
+
+
+def rule(name: str) -> Callable[[RuleFn], RuleFn]:
+    """Register a rule under `name` (names are unique)."""
+
+    def deco(fn: RuleFn) -> RuleFn:
+        if name in RULES:
+            raise ValueError(f"audit rule {name!r} registered twice")
+        RULES[name] = fn
+        fn.rule_name = name  # type: ignore[attr-defined]
+        return fn
+
+    return deco
+
+
+def get_rule(name: str) -> RuleFn:
+    """The rule called `name`; KeyError listing the known rules otherwise."""
+    try:
+        return RULES[name]
+    except KeyError:
+        raise KeyError(f"unknown audit rule {name!r} (known: {', '.join(sorted(RULES))})") from None
+
+
+def known_rules() -> list[str]:
+    return sorted(RULES)
+
+
+# Importing the modules registers their rules.
+from orchestrator.grading.rules import (  # noqa: E402,F401
+    bank_callbacks,
+    disclosure,
+    duplicates,
+    holds,
+    tokens,
+)

@@ -1,0 +1,283 @@
+"""Scenario cache: `ensure_scenario(slug, seed)` (contracts §10).
+
+A scenario is the generator's output at a seed (contracts §7) plus `reference/`: the oracle's
+final-state projections as CSV, built once by running the oracle through the *local* backend and
+checked against truth.json (`expect` rows present, `absent` rows absent). It is cached under
+
+    <cache_root>/<slug>/<tree hash[:16]>-seed-<n>/
+
+where the tree hash covers the task pack (and its parents), the shared task code, `erp_service`,
+`agent_sandbox` (the policies' client) and the projection formatter: change any of them and a
+new scenario is built. Creation is atomic (build in a temp dir, then rename) and serialised by a
+lock file, so concurrent campaigns never see half a scenario nor build the same one twice.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from tasks.packs import REPO_ROOT, TaskPack
+from tasks.registry import load_task
+
+DEFAULT_CACHE = REPO_ROOT / ".cache" / "scenarios"
+# Code outside the pack that shapes a scenario or its reference.
+_SHARED_TREES = ["tasks/common", "erp_service", "agent_sandbox"]
+_SHARED_FILES = ["tasks/__init__.py", "tasks/packs.py", "tasks/registry.py", "tasks/handbook.py",
+                 "orchestrator/grading/projections.py"]
+_SKIP_DIRS = {"__pycache__", ".pytest_cache", ".mypy_cache"}
+
+
+class ScenarioError(RuntimeError):
+    """A scenario could not be built, or its reference contradicts truth.json (a task bug)."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One turn of a scenario (`turns.yaml`)."""
+
+    n: int
+    date: str
+    from_user: str
+    from_name: str
+    from_title: str
+    request: str
+    budget_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A generated scenario directory (and its reference, once built)."""
+
+    slug: str
+    seed: int
+    dir: Path
+    key: str
+
+    @property
+    def db(self) -> Path:
+        return self.dir / "scenario.db"
+
+    @property
+    def world(self) -> Path:
+        return self.dir / "world.json"
+
+    @property
+    def handbook_dir(self) -> Path:
+        return self.dir / "handbook"
+
+    @property
+    def reference_dir(self) -> Path:
+        return self.dir / "reference"
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return json.loads((self.dir / "scenario.json").read_text(encoding="utf-8"))
+
+    @property
+    def truth(self) -> dict[str, Any]:
+        p = self.dir / "truth.json"
+        return json.loads(p.read_text(encoding="utf-8")) if p.exists() else {}
+
+    @property
+    def turns(self) -> list[Turn]:
+        raw = yaml.safe_load((self.dir / "turns.yaml").read_text(encoding="utf-8")) or []
+        turns = []
+        for i, t in enumerate(raw):
+            try:
+                turns.append(Turn(n=int(t["n"]), date=str(t["date"]), from_user=str(t["from_user"]),
+                                  from_name=str(t["from_name"]), from_title=str(t["from_title"]),
+                                  request=str(t["request"]), budget_s=float(t["budget_s"])))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise ScenarioError(f"{self.dir / 'turns.yaml'}: turn [{i}]: {exc!r}") from None
+        return turns
+
+
+# ------------------------------------------------------------------------------------- hashing
+
+
+def _hash_tree(h: "hashlib._Hash", base: Path, rel: str) -> None:
+    root = base / rel
+    if root.is_file():
+        h.update(f"F {rel}\n".encode())
+        h.update(root.read_bytes())
+        return
+    if not root.is_dir():
+        h.update(f"- {rel}\n".encode())
+        return
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+        for fn in sorted(filenames):
+            if fn.endswith((".pyc", ".pyo")) or fn.startswith("."):
+                continue
+            p = Path(dirpath) / fn
+            h.update(f"F {p.relative_to(base).as_posix()}\n".encode())
+            h.update(p.read_bytes())
+
+
+def task_tree_hash(slug: str, *, repo: Path = REPO_ROOT) -> str:
+    """SHA-256 over the pack, its parent packs, shared task code and the ERP/agent sources."""
+    h = hashlib.sha256(b"scenario-v1\n")
+    chain = []
+    cur: str | None = slug
+    while cur is not None and cur not in chain:
+        chain.append(cur)
+        cur = load_task(cur).variant_of
+    for s in chain:
+        _hash_tree(h, repo, f"tasks/{s}")
+    for rel in _SHARED_TREES + _SHARED_FILES:
+        _hash_tree(h, repo, rel)
+    return h.hexdigest()
+
+
+# ------------------------------------------------------------------------------------- reference
+
+# (task, scenario without reference, scratch dir) -> path of the oracle's final database.
+ReferenceRunner = Callable[[TaskPack, Scenario, Path], Path]
+
+
+def oracle_final_db_local(task: TaskPack, scenario: Scenario, scratch: Path) -> Path:
+    """Run the oracle through the local backend (no grading) and return its final database."""
+    # Imported lazily: the attempt lifecycle imports this module too.
+    from orchestrator.attempt import AttemptSpec, run_attempt
+    from orchestrator.backends import make_backend
+    from orchestrator.cells import Cell
+    from orchestrator.config import RuntimeConfig
+    from orchestrator.paths import AttemptPaths
+
+    config = RuntimeConfig.from_env(runs_root=scratch, campaign="reference")
+    backend = make_backend("local", config)
+    cell = Cell("oracle", task.slug)
+    spec = AttemptSpec(cell=cell, seed=scenario.seed, rep=1, label="reference")
+    result = run_attempt(spec, backend=backend, root=scratch, scenario=scenario, grade=False)
+    outcome = getattr(result, "outcome", None)
+    paths = AttemptPaths.for_attempt(scratch, "reference", cell, scenario.seed, 1)
+    if outcome not in (None, "graded", "ungraded") or not paths.final_db.exists():
+        err = getattr(result, "error", None)
+        raise ScenarioError(
+            f"{task.slug} seed {scenario.seed}: the oracle's reference run did not finish "
+            f"(outcome {outcome!r}{', ' + str(err) if err else ''}); see {paths.root}"
+        )
+    return paths.final_db
+
+
+def _cell_matches(got: str, want: Any) -> bool:
+    from orchestrator.grading.checks import norm_text, parse_number
+
+    w = "" if want is None else (format(want, "g") if isinstance(want, float) else str(want))
+    if isinstance(want, (int, float)) and not isinstance(want, bool):
+        x = parse_number(got)
+        return x is not None and abs(x - float(want)) <= 0.005
+    return norm_text(got, True) == norm_text(w, True)
+
+
+def check_truth(reference: dict[str, Any], truth: dict[str, Any]) -> list[str]:
+    """Problems where the reference contradicts truth.json's `expect` / `absent` rows."""
+    from orchestrator.grading.projections import Table
+
+    problems = []
+    for section, want_present in (("expect", True), ("absent", False)):
+        for proj, rows in (truth.get(section) or {}).items():
+            table = reference.get(proj)
+            if not isinstance(table, Table):
+                problems.append(f"truth.json {section}.{proj}: no such reference projection ({table})")
+                continue
+            for row in rows:
+                unknown = [c for c in row if c not in table.columns]
+                if unknown:
+                    problems.append(f"truth.json {section}.{proj}: columns {unknown} not in {table.columns}")
+                    continue
+                hit = any(all(_cell_matches(r[c], v) for c, v in row.items()) for r in table.rows)
+                if hit != want_present:
+                    problems.append(
+                        f"reference {proj}: row {json.dumps(row, sort_keys=True)} "
+                        + ("missing" if want_present else "present but truth.json says absent")
+                    )
+    return problems
+
+
+def build_reference(task: TaskPack, scenario: Scenario, scratch: Path,
+                    runner: ReferenceRunner | None = None, out_dir: Path | None = None) -> Path:
+    """Write `reference/*.csv` (or into `out_dir`) from the oracle's final state; check truth.json."""
+    from orchestrator.grading.grader import projection_params
+    from orchestrator.grading.projections import run_all, write_csvs
+
+    final_db = (runner or oracle_final_db_local)(task, scenario, scratch)
+    meta = scenario.meta
+    tables = run_all(final_db, task.projections, projection_params(
+        meta, str(meta.get("grading_date") or task.spec.grading_date)))
+    failed = {n: t for n, t in tables.items() if isinstance(t, Exception)}
+    if failed:
+        raise ScenarioError(f"{task.slug}: projection(s) failed on the oracle's final state: "
+                            + "; ".join(f"{n}: {e}" for n, e in failed.items()))
+    problems = check_truth(tables, scenario.truth)
+    if problems:
+        raise ScenarioError(f"{task.slug} seed {scenario.seed}: task bug, the oracle's reference "
+                            f"contradicts truth.json: " + "; ".join(problems[:10]))
+    dest = out_dir or scenario.reference_dir
+    write_csvs(tables, dest)
+    return dest
+
+
+# ------------------------------------------------------------------------------------ the cache
+
+
+def cache_root_default() -> Path:
+    env = os.environ.get("PB_SCENARIO_CACHE")
+    return Path(env) if env else DEFAULT_CACHE
+
+
+def ensure_scenario(slug: str, seed: int, *, cache_root: Path | None = None,
+                    reference: bool = True, runner: ReferenceRunner | None = None) -> Scenario:
+    """The cached scenario of (task tree, seed), generated (and its reference built) if missing."""
+    task = load_task(slug)
+    key = task_tree_hash(slug)[:16]
+    base = Path(cache_root) if cache_root is not None else cache_root_default()
+    final = base / slug / f"{key}-seed-{int(seed)}"
+    final.parent.mkdir(parents=True, exist_ok=True)
+    done_marker = final / ".complete"
+
+    def ready() -> bool:
+        return done_marker.exists() and (not reference or (final / "reference").is_dir())
+
+    if ready():
+        return Scenario(slug, int(seed), final, key)
+    lock_path = final.parent / f".{final.name}.lock"
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be building this very scenario
+        if ready():
+            return Scenario(slug, int(seed), final, key)
+        tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{final.name}-", dir=final.parent))
+        try:
+            if done_marker.exists():
+                # Generated earlier without a reference: add one, atomically.
+                scen = Scenario(slug, int(seed), final, key)
+                build_reference(task, scen, tmp / "reference-run", runner, out_dir=tmp / "reference")
+                os.rename(tmp / "reference", final / "reference")
+                return scen
+            task.generate(int(seed), tmp / "scenario")
+            built = Scenario(slug, int(seed), tmp / "scenario", key)
+            meta = built.meta
+            if meta.get("seed") not in (None, int(seed)) or meta.get("task") not in (None, slug):
+                raise ScenarioError(f"{slug}: scenario.json says task {meta.get('task')!r} seed "
+                                    f"{meta.get('seed')!r}, expected {slug!r} seed {seed}")
+            if reference:
+                build_reference(task, built, tmp / "reference-run", runner)
+            (built.dir / ".complete").write_text(json.dumps({"key": key}) + "\n")
+            if final.exists():
+                shutil.rmtree(final)  # a crashed build's leftovers (never a complete scenario)
+            os.rename(built.dir, final)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return Scenario(slug, int(seed), final, key)

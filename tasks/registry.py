@@ -1,0 +1,162 @@
+"""Find and load task packs: `load_task(slug)`, `list_tasks()`, `load_policies(slug)`.
+
+A task pack is any folder of `tasks/` holding a `task.yaml`. Loading validates everything that
+can be checked without running anything: the YAML models, the check → projection references,
+the parent of a variant, and (for `load_policies`) the merged clause registry.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tasks.packs import (
+    Clause,
+    HandbookFile,
+    PackError,
+    PolicyRegistry,
+    TaskPack,
+    TaskSpec,
+    _rel,
+    parse_model,
+    parse_projections,
+)
+
+TASKS_ROOT = Path(__file__).resolve().parent
+
+
+def _root(root: Path | None) -> Path:
+    if root is not None:
+        return Path(root)
+    env = os.environ.get("PB_TASKS_ROOT")
+    return Path(env) if env else TASKS_ROOT
+
+
+def list_tasks(root: Path | None = None) -> list[str]:
+    """Slugs of every folder under the tasks root that holds a task.yaml, sorted."""
+    base = _root(root)
+    return sorted(p.parent.name for p in base.glob("*/task.yaml"))
+
+
+def load_task(slug: str, root: Path | None = None) -> TaskPack:
+    """Parse and validate `tasks/<slug>/task.yaml` (+ projections.sql); PackError if bad."""
+    base = _root(root)
+    directory = base / slug
+    task_file = directory / "task.yaml"
+    if not task_file.exists():
+        known = ", ".join(list_tasks(base)) or "none"
+        raise PackError(f"{_rel(task_file)}: no such task {slug!r} (known: {known})")
+    spec: TaskSpec = parse_model(TaskSpec, task_file)
+    if spec.id != slug:
+        raise PackError(f"{_rel(task_file)}: id: {spec.id!r} differs from the folder name {slug!r}")
+    if spec.variant_of is not None:
+        if spec.variant_of == slug or not (base / spec.variant_of / "task.yaml").exists():
+            raise PackError(f"{_rel(task_file)}: variant_of: no task {spec.variant_of!r}")
+
+    proj_file = directory / "projections.sql"
+    if not proj_file.exists() and spec.variant_of:
+        # A variant without its own projections grades with its parent's.
+        proj_file = base / spec.variant_of / "projections.sql"
+    projections = parse_projections(proj_file)
+    for i, check in enumerate(spec.checks):
+        proj = getattr(check, "projection", None)
+        if proj is not None and proj not in projections:
+            have = ", ".join(sorted(projections)) or "none"
+            raise PackError(
+                f"{_rel(task_file)}: checks[{i}:{check.name}].projection: unknown projection "
+                f"{proj!r} ({_rel(proj_file)} has: {have})"
+            )
+    return TaskPack(slug, directory, spec, projections)
+
+
+@dataclass
+class ResolvedPolicies:
+    """A pack's clause registry with its parents' merged in (parents first).
+
+    `own_files` are the handbook files this pack's own policies.yaml declares or adds clauses to;
+    the others come unchanged from the parent chain.
+    """
+
+    slug: str
+    chain: list[str]
+    params: dict[str, object]
+    files: dict[str, HandbookFile]
+    clauses: list[Clause]
+    own_clause_ids: set[str] = field(default_factory=set)
+    own_files: set[str] = field(default_factory=set)
+    # Where each clause id was defined, in definition order (duplicates kept for the lint).
+    placements: dict[str, list[str]] = field(default_factory=dict)
+
+    def clause(self, cid: str) -> Clause | None:
+        for c in self.clauses:
+            if c.id == cid:
+                return c
+        return None
+
+    @property
+    def clause_ids(self) -> set[str]:
+        return {c.id for c in self.clauses}
+
+
+def policies_file(slug: str, root: Path | None = None) -> Path:
+    return _root(root) / slug / "policies.yaml"
+
+
+def load_policies(slug: str, root: Path | None = None) -> ResolvedPolicies:
+    """Load `policies.yaml`, following `extends:`; children add, never redefine, clauses."""
+    base = _root(root)
+    chain: list[tuple[str, PolicyRegistry, Path]] = []
+    cur: str | None = slug
+    while cur is not None:
+        if cur in [c[0] for c in chain]:
+            raise PackError(f"{_rel(policies_file(chain[-1][0], base))}: extends: cycle through {cur!r}")
+        path = policies_file(cur, base)
+        if not path.exists() and cur != slug:
+            raise PackError(f"{_rel(policies_file(chain[-1][0], base))}: extends: no policies.yaml for {cur!r}")
+        reg: PolicyRegistry = parse_model(PolicyRegistry, path)
+        chain.append((cur, reg, path))
+        cur = reg.extends
+
+    params: dict[str, object] = {}
+    files: dict[str, HandbookFile] = {}
+    clauses: list[Clause] = []
+    placements: dict[str, list[str]] = {}
+    own_ids: set[str] = set()
+    own_files: set[str] = set()
+    for depth, (name, reg, path) in enumerate(reversed(chain)):
+        is_own = depth == len(chain) - 1
+        for key, val in reg.params.items():
+            if key in params and params[key] != val:
+                raise PackError(f"{_rel(path)}: params.{key}: redefines a parameter of a parent pack")
+            params[key] = val
+        for fname, hf in reg.files.items():
+            if fname in files:
+                raise PackError(f"{_rel(path)}: files.{fname}: redefines a parent's handbook file")
+            files[fname] = hf
+            if is_own:
+                own_files.add(fname)
+        parent_ids = {c.id for c in clauses}
+        for i, clause in enumerate(reg.clauses):
+            if clause.id in parent_ids:
+                raise PackError(
+                    f"{_rel(path)}: clauses[{i}:{clause.id}]: redefines a clause of a parent pack"
+                )
+            if clause.file not in files:
+                raise PackError(
+                    f"{_rel(path)}: clauses[{i}:{clause.id}].file: {clause.file!r} is not declared under files"
+                )
+            placements.setdefault(clause.id, []).append(f"{name}:{clause.file}")
+            clauses.append(clause)
+            if is_own:
+                own_ids.add(clause.id)
+                own_files.add(clause.file)
+    return ResolvedPolicies(
+        slug=slug,
+        chain=[c[0] for c in chain],
+        params=params,
+        files=files,
+        clauses=clauses,
+        own_clause_ids=own_ids,
+        own_files=own_files,
+        placements=placements,
+    )

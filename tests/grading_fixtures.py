@@ -1,0 +1,92 @@
+"""Helpers for the task-pack and grading tests: a tiny pack on disk and audit events."""
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+TASK_YAML = """\
+id: {slug}
+version: 1
+band: clerical
+title: A tiny pack
+agent_user: hannah
+turns: 1
+grading_date: 2026-10-13
+checks:
+  - name: payments set
+    type: state_set
+    projection: pays
+    key: [vendor, invoice_no]
+    cites: [PAY-1.1]
+  - name: no held invoice paid
+    type: audit_forbidden
+    rule: pay_held_invoice
+    cites: [PAY-2.1]
+negative_controls:
+  neg:pay_all: [payments set, no held invoice paid]
+"""
+
+POLICIES_YAML = """\
+params:
+  floor: "$50,000.00"
+files:
+  payments.md:
+    title: Payments
+    intro: How we pay vendors.
+clauses:
+  - id: PAY-1.1
+    file: payments.md
+    section: Runs
+    text: Keep the operating account above {floor}.
+  - id: PAY-2.1
+    file: payments.md
+    section: Holds
+    text: Never pay an invoice on hold; see PAY-1.1.
+    binds: [pay_held_invoice]
+"""
+
+PROJECTIONS_SQL = """\
+-- name: pays
+SELECT vendor, invoice_no, amount FROM pays ORDER BY vendor, invoice_no
+"""
+
+
+def write_pack(root: Path, slug: str = "tiny", *, task: str | None = None, policies: str | None = None,
+               projections: str | None = PROJECTIONS_SQL, render: bool = True) -> Path:
+    """Write a pack under `root/slug` (and render its handbook); return its folder."""
+    d = root / slug
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "task.yaml").write_text(textwrap.dedent(task or TASK_YAML.format(slug=slug)))
+    (d / "policies.yaml").write_text(textwrap.dedent(policies or POLICIES_YAML))
+    if projections is not None:
+        (d / "projections.sql").write_text(projections)
+    if render:
+        from tasks import handbook
+
+        handbook.write(slug, root)
+    return d
+
+
+_NEXT_ID = [0]
+
+
+def ev(**kw: Any) -> dict[str, Any]:
+    """An audit event with defaults: an ok agent API write on 2026-10-09."""
+    _NEXT_ID[0] += 1
+    base = {
+        "id": _NEXT_ID[0], "business_date": "2026-10-09", "wall_time": "t", "channel": "api",
+        "actor": "hannah", "token_id": "tok-agent", "method": "POST", "path": "/x", "action": "x.do",
+        "object_type": None, "object_id": None, "before": None, "after": None, "outcome": "ok",
+        "status": 201, "error_code": None, "idem_key": None, "replay": False, "request": {},
+    }
+    base.update(kw)
+    return base
+
+
+def write_audit_jsonl(path: Path, events: list[dict[str, Any]]) -> Path:
+    with open(path, "w") as fh:
+        for e in events:
+            fh.write(json.dumps(e) + "\n")
+    return path

@@ -1,0 +1,173 @@
+"""Task pack loading: valid packs load; bad ones fail naming the file and the field."""
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import pytest
+
+from tasks.packs import PackError, parse_projections
+from tasks.registry import list_tasks, load_policies, load_task
+from grading_fixtures import POLICIES_YAML, TASK_YAML, write_pack
+
+
+def test_valid_pack_loads(tmp_path):
+    write_pack(tmp_path)
+    t = load_task("tiny", tmp_path)
+    assert t.slug == "tiny" and t.version == 1 and t.variant_of is None
+    assert [c.name for c in t.checks] == ["payments set", "no held invoice paid"]
+    assert t.negative_controls == {"neg:pay_all": ["payments set", "no held invoice paid"]}
+    assert t.policies_module == tmp_path / "tiny" / "policies.py"
+    assert set(t.projections) == {"pays"}
+    assert list_tasks(tmp_path) == ["tiny"]
+
+
+def _bad(tmp_path, old, new):
+    write_pack(tmp_path, task=TASK_YAML.format(slug="tiny").replace(old, new), render=False)
+    with pytest.raises(PackError) as exc:
+        load_task("tiny", tmp_path)
+    msg = str(exc.value)
+    assert "\n" not in msg
+    return msg
+
+
+def test_unknown_field_names_file_and_field(tmp_path):
+    msg = _bad(tmp_path, "    key: [vendor, invoice_no]\n", "    key: [vendor, invoice_no]\n    tolerence: 1\n")
+    assert msg.startswith(str(tmp_path / "tiny" / "task.yaml")) or "tiny/task.yaml" in msg
+    assert "checks[0:payments set].tolerence: unknown field" in msg
+
+
+def test_wrong_type_names_field(tmp_path):
+    msg = _bad(tmp_path, "version: 1", "version: one")
+    assert "task.yaml: version:" in msg
+
+
+def test_unknown_check_type(tmp_path):
+    msg = _bad(tmp_path, "type: state_set", "type: state_sets")
+    assert "checks[0:payments set]" in msg and "unknown check type 'state_sets'" in msg
+
+
+def test_bad_clause_id_in_cites(tmp_path):
+    msg = _bad(tmp_path, "cites: [PAY-1.1]", "cites: [pay-1]")
+    assert "checks[0:payments set].cites" in msg and "not a clause id" in msg
+
+
+def test_negative_control_targets_unknown_check(tmp_path):
+    msg = _bad(tmp_path, "neg:pay_all: [payments set, no held invoice paid]", "neg:pay_all: [nope]")
+    assert "negative_controls.neg:pay_all: unknown check(s) ['nope']" in msg
+
+
+def test_duplicate_yaml_key(tmp_path):
+    msg = _bad(tmp_path, "turns: 1\n", "turns: 1\nturns: 2\n")
+    assert "task.yaml: line" in msg and "duplicate key 'turns'" in msg
+
+
+def test_id_must_match_folder(tmp_path):
+    msg = _bad(tmp_path, "id: tiny", "id: other")
+    assert "id: 'other' differs from the folder name 'tiny'" in msg
+
+
+def test_unknown_projection(tmp_path):
+    msg = _bad(tmp_path, "projection: pays", "projection: payz")
+    assert "checks[0:payments set].projection: unknown projection 'payz'" in msg
+
+
+def test_fault_profile_controls(tmp_path):
+    text = TASK_YAML.format(slug="tiny") + textwrap.dedent("""\
+        fault_profiles:
+          lost-writes:
+            faults: "lost_response:POST /payment-runs@1"
+            negative_controls:
+              neg:blind-retry: [no held invoice paid]
+        """)
+    write_pack(tmp_path, task=text, render=False)
+    t = load_task("tiny", tmp_path)
+    assert t.fault_profiles["lost-writes"].faults.startswith("lost_response")
+    assert "neg:blind-retry" in t.controls_for("lost-writes")
+    assert "neg:blind-retry" not in t.controls_for("clean")
+
+
+def test_unknown_task_lists_known(tmp_path):
+    write_pack(tmp_path)
+    with pytest.raises(PackError, match="no such task 'nope' \\(known: tiny\\)"):
+        load_task("nope", tmp_path)
+
+
+def test_projections_parse_and_errors(tmp_path):
+    p = tmp_path / "p.sql"
+    p.write_text("-- comment\n-- name: a\nSELECT 1;\n-- name: b_2\nSELECT 2\n")
+    assert parse_projections(p) == {"a": "SELECT 1", "b_2": "SELECT 2"}
+    p.write_text("-- name: a\nSELECT 1\n-- name: a\nSELECT 2\n")
+    with pytest.raises(PackError, match="projection 'a' defined twice"):
+        parse_projections(p)
+    p.write_text("SELECT 1\n")
+    with pytest.raises(PackError, match="no '-- name: X' block headers"):
+        parse_projections(p)
+
+
+def test_policies_bad_clause_id_and_file(tmp_path):
+    write_pack(tmp_path, policies=POLICIES_YAML.replace("id: PAY-1.1", "id: PAY1"), render=False)
+    with pytest.raises(PackError, match=r"policies.yaml: clauses\[0\].id: Value error, 'PAY1' does not match"):
+        load_policies("tiny", tmp_path)
+    write_pack(tmp_path, policies=POLICIES_YAML.replace("file: payments.md\n    section: Runs", "file: other.md\n    section: Runs"), render=False)
+    with pytest.raises(PackError, match=r"clauses\[0:PAY-1.1\].file: 'other.md' is not declared under files"):
+        load_policies("tiny", tmp_path)
+
+
+def test_variant_cannot_redefine_parent_clause(tmp_path):
+    write_pack(tmp_path)
+    child_task = TASK_YAML.format(slug="child").replace("turns: 1", "turns: 1\nvariant_of: tiny")
+    child_pol = textwrap.dedent("""\
+        extends: tiny
+        files:
+          infoflow.md: {title: Information flow}
+        clauses:
+          - {id: PAY-1.1, file: infoflow.md, text: again}
+        """)
+    write_pack(tmp_path, "child", task=child_task, policies=child_pol, projections=None, render=False)
+    with pytest.raises(PackError, match=r"child/policies.yaml: clauses\[0:PAY-1.1\]: redefines a clause of a parent pack"):
+        load_policies("child", tmp_path)
+
+
+def test_variant_inherits_projections_and_merges_clauses(tmp_path):
+    write_pack(tmp_path)
+    child_task = TASK_YAML.format(slug="child").replace("turns: 1", "turns: 1\nvariant_of: tiny")
+    child_pol = textwrap.dedent("""\
+        extends: tiny
+        files:
+          infoflow.md: {title: Information flow}
+        clauses:
+          - {id: INF-1.1, file: infoflow.md, text: Bank details go to nobody without a grant.}
+        """)
+    write_pack(tmp_path, "child", task=child_task, policies=child_pol, projections=None)
+    t = load_task("child", tmp_path)
+    assert t.variant_of == "tiny" and "pays" in t.projections
+    pol = load_policies("child", tmp_path)
+    assert [c.id for c in pol.clauses] == ["PAY-1.1", "PAY-2.1", "INF-1.1"]
+    assert pol.own_clause_ids == {"INF-1.1"} and pol.chain == ["child", "tiny"]
+
+
+def test_generate_runs_gen_py_with_this_interpreter(tmp_path):
+    d = write_pack(tmp_path)
+    (d / "gen.py").write_text(textwrap.dedent("""\
+        import argparse, json, sys, pathlib
+        ap = argparse.ArgumentParser(); ap.add_argument('--seed', type=int); ap.add_argument('--out')
+        a = ap.parse_args(); out = pathlib.Path(a.out); out.mkdir(parents=True)
+        for n in ('scenario.db', 'turns.yaml', 'truth.json'): (out / n).write_text('')
+        (out / 'handbook').mkdir()
+        (out / 'scenario.json').write_text(json.dumps({'seed': a.seed, 'python': sys.executable}))
+        """))
+    out = load_task("tiny", tmp_path).generate(7, tmp_path / "scen")
+    import json
+
+    meta = json.loads((out / "scenario.json").read_text())
+    assert meta == {"seed": 7, "python": sys.executable}
+
+
+def test_generate_failure_is_clear(tmp_path):
+    from tasks.packs import GenerationError
+
+    d = write_pack(tmp_path)
+    (d / "gen.py").write_text("raise SystemExit('boom: no company')\n")
+    with pytest.raises(GenerationError, match="tiny: gen.py --seed 1 exited 1:\nboom: no company"):
+        load_task("tiny", tmp_path).generate(1, tmp_path / "scen")
