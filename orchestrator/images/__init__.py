@@ -1,0 +1,13 @@
+"""The project's container images, built offline and cached by content hash.
+
+Other parts call `ensure_images()` and use the tags of the `ImageSet` it returns; names, users
+and paths inside the images are in `orchestrator.images.config`.
+"""
+from .config import AGENT_IMAGE, APP_IMAGES, ERP_IMAGE
+from .ensure import docker_client, ensure_images, planned_tags
+from .model import ImageBuildError, ImageRef, ImageSet
+
+__all__ = [
+    "AGENT_IMAGE", "APP_IMAGES", "ERP_IMAGE", "ImageBuildError", "ImageRef", "ImageSet",
+    "docker_client", "ensure_images", "planned_tags",
+]

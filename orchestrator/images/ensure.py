@@ -1,0 +1,63 @@
+"""`ensure_images`: the one call other parts make to get the project's images."""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import threading
+from collections.abc import Callable, Iterator
+
+import docker
+
+from . import config
+from .app import app_content_hash, ensure_app_image
+from .base import base_tag, ensure_base
+from .hashing import short
+from .model import ImageSet
+
+Report = Callable[[str], None]
+_THREAD_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def build_lock() -> Iterator[None]:
+    """Serialise builds across threads and processes (parallel test sessions, a campaign and a
+    test run at once): the second one waits, then finds everything up to date."""
+    path = config.cache_dir() / "build.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _THREAD_LOCK, open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def docker_client() -> docker.DockerClient:
+    """A client for the local engine with a timeout long enough for an image import."""
+    return docker.from_env(timeout=600)
+
+
+def planned_tags() -> dict[str, str]:
+    """The tags the current sources would have, by role, without asking the engine."""
+    base = base_tag()
+    return {"base": base} | {s.role: f"{s.repository}:{short(app_content_hash(s, base))}"
+                             for s in config.APP_IMAGES}
+
+
+def ensure_images(client: docker.DockerClient | None = None, *, force: bool = False,
+                  no_cache: bool = False, report: Report | None = None) -> ImageSet:
+    """Build whatever of base, ERP and agent images is missing or stale; return all three.
+
+    Cached by content hash: when nothing changed this only looks the tags up (well under a
+    second). `force` rebuilds the images from the cached rootfs and wheelhouses; `no_cache`
+    also redoes the debootstrap, the wheel downloads and Docker's layer cache.
+    Raises ImageBuildError with the reason when a build fails.
+    """
+    client = client or docker_client()
+    say = report or (lambda _msg: None)
+    with build_lock():
+        base = ensure_base(client, force=force or no_cache, no_cache=no_cache, report=say)
+        erp, agent = (ensure_app_image(client, spec, base, force=force or no_cache, no_cache=no_cache,
+                                       report=say)
+                      for spec in (config.ERP_IMAGE, config.AGENT_IMAGE))
+    return ImageSet(base=base, erp=erp, agent=agent)

@@ -1,0 +1,53 @@
+"""The typed results of the image build, used by the runtime, the release and the tests."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class ImageBuildError(RuntimeError):
+    """An image could not be built; the message says which and why (with the build's tail)."""
+
+
+@dataclass(frozen=True)
+class ImageRef:
+    """One image as built (or found up to date) on the engine."""
+
+    role: str  # "base" | "erp" | "agent"
+    tag: str  # "pb-erp:0123456789ab"
+    id: str  # the engine's image id, "sha256:..."
+    content_hash: str  # full SHA-256 hex of the image's inputs
+    built: bool = False  # True when this call built or imported it
+    seconds: float = 0.0  # time spent building it in this call
+    labels: dict[str, str] = field(default_factory=dict, compare=False)
+
+    @property
+    def repository(self) -> str:
+        return self.tag.rsplit(":", 1)[0]
+
+
+@dataclass(frozen=True)
+class ImageSet:
+    """The three images of the project, ready on the engine."""
+
+    base: ImageRef
+    erp: ImageRef
+    agent: ImageRef
+
+    def __iter__(self):
+        return iter((self.base, self.erp, self.agent))
+
+    def by_role(self, role: str) -> ImageRef:
+        """The image of one role ("base", "erp" or "agent")."""
+        for ref in self:
+            if ref.role == role:
+                return ref
+        raise KeyError(f"no image role {role!r}; roles are base, erp, agent")
+
+    @property
+    def built_any(self) -> bool:
+        """Whether this ensure built anything (False when everything was up to date)."""
+        return any(ref.built for ref in self)
+
+    def to_json(self) -> dict[str, dict[str, str]]:
+        """Tags, ids and content hashes by role, for attempt records and manifests."""
+        return {ref.role: {"tag": ref.tag, "id": ref.id, "content_hash": ref.content_hash} for ref in self}
