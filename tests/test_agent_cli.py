@@ -1,0 +1,360 @@
+"""The agent's side against a *running* bb-erp: the `erp` command, the client, the turn entrypoint.
+
+Each server is the real `python -m erp_service serve` subprocess on 127.0.0.1 (port 0) over a
+small company database built by `tests/erp_company.py`. Nothing here is mocked.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from erp_company import build_company
+
+from agent_sandbox.client import ErpClient, ErpError, ErpUnreachable, IdempotencyKeys
+from agent_sandbox.systems import load_systems
+
+PY = sys.executable
+REPO = Path(__file__).resolve().parents[1]
+AGENT = "ap_clerk"  # the user the agent is signed in as in these tests
+CONTROL_TOKEN = "control-token-agent-tests-0123456789"
+
+
+@dataclass
+class RunningErp:
+    """A live bb-erp process and what a client needs to talk to it."""
+
+    proc: subprocess.Popen
+    agent_url: str
+    control_url: str
+    tokens: dict[str, str]
+
+    @property
+    def token(self) -> str:
+        return self.tokens[AGENT]
+
+    def routes(self) -> set[tuple[str, str]]:
+        spec = httpx.get(f"{self.agent_url}/openapi.json", timeout=30).json()
+        return {(m.upper(), p) for p, item in spec["paths"].items() for m in item}
+
+
+def start_erp(tmp: Path, faults: str | None = None) -> RunningErp:
+    """Build a company database and serve it; returns once the ready line is printed."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    company = build_company(tmp)
+    company.builder.finish()
+    token_file = tmp / "control.token"
+    token_file.write_text(CONTROL_TOKEN)
+    argv = [PY, "-m", "erp_service", "serve", "--db", str(company.path), "--agent-bind", "127.0.0.1:0",
+            "--control-bind", "127.0.0.1:0", "--control-token-file", str(token_file)]
+    if faults:
+        argv += ["--faults", faults]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=open(tmp / "erp.log", "wb"), text=True, cwd=REPO)
+    line = proc.stdout.readline()  # the server prints the ready line (or an error line) first
+    try:
+        ready = json.loads(line)
+    except ValueError:
+        ready = {}
+    if ready.get("event") != "ready":
+        proc.kill()
+        raise RuntimeError(f"bb-erp did not start: {line!r} {(tmp / 'erp.log').read_text()[-2000:]}")
+    return RunningErp(proc, ready["agent"], ready["control"], company.tokens)
+
+
+def stop_erp(erp: RunningErp) -> None:
+    erp.proc.send_signal(signal.SIGTERM)
+    try:
+        erp.proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        erp.proc.kill()
+        erp.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def erp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningErp]:
+    server = start_erp(tmp_path_factory.mktemp("erp"))
+    try:
+        yield server
+    finally:
+        stop_erp(server)
+
+
+@pytest.fixture()
+def erp_env(erp: RunningErp, tmp_path: Path) -> dict[str, str]:
+    ws = tmp_path / "ws"
+    (ws / "handbook" / "policies").mkdir(parents=True)
+    (ws / "handbook" / "ap-policy.md").write_text("# AP policy\nThree-way match before payment.\n")
+    (ws / "handbook" / "policies" / "bank-changes.md").write_text("# Bank changes\nCall back on the number on file.\n")
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "WORKSPACE": str(ws),
+            "ERP_URL": erp.agent_url, "ERP_TOKEN": erp.token}
+
+
+def erp_cmd(env: dict[str, str], *args: str, cwd: Path | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:
+    """Run the `erp` command as the agent would (a separate process)."""
+    return subprocess.run([PY, "-m", "agent_sandbox.erp_cli", *args], env=env, cwd=cwd, input=stdin,
+                          capture_output=True, text=True, timeout=60)
+
+
+def ok_json(proc: subprocess.CompletedProcess) -> dict:
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads(proc.stdout)
+
+
+# -- the erp command ----------------------------------------------------------------------------
+
+
+def test_whoami(erp_env: dict[str, str]) -> None:
+    out = ok_json(erp_cmd(erp_env, "whoami"))
+    assert out["data"]["id"] == AGENT
+    assert "box.ap" in out["data"]["permissions"]
+    assert out["business_date"] == out["data"]["business_date"]
+
+
+def test_help_and_usage_errors(erp_env: dict[str, str]) -> None:
+    helped = erp_cmd(erp_env, "help")
+    assert helped.returncode == 0 and "erp attachment MSG N" in helped.stdout and "exit status is 1" in helped.stdout
+    bare = erp_cmd(erp_env)
+    assert bare.returncode == 2 and "usage:" in bare.stderr
+    for args, message in [
+        (("frob",), "unknown command 'frob'"),
+        (("get",), "needs a PATH"),
+        (("get", "/users", "oops"), "expected k=v"),
+        (("post", "/x", "--data", "{not json"), "--data is not valid JSON"),
+        (("post", "/x", "--data", "@/nonexistent/body.json"), "cannot read --data file"),
+        (("post", "/x", "--data", "[1]", "a=1"), "need a JSON object body"),
+        (("get", "http://evil.example/users"), "not a URL"),
+        (("attachment", "MSG-1", "zero"), "attachment number"),
+        (("read",), "usage: erp read MSG"),
+        (("report",), "usage: erp report NAME"),
+        (("get", "/users", "--bogus"), "unknown option --bogus"),
+    ]:
+        proc = erp_cmd(erp_env, *args)
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+        assert message in proc.stderr, (args, proc.stderr)
+
+
+def test_get_with_query_and_pagination(erp_env: dict[str, str], erp: RunningErp) -> None:
+    out = ok_json(erp_cmd(erp_env, "get", "/users", "limit=2", "offset=1"))
+    assert out["data"]["limit"] == 2 and out["data"]["offset"] == 1 and len(out["data"]["items"]) == 2
+    assert out["data"]["total"] == len(erp.tokens)
+    # A path without the leading slash is the same path.
+    assert ok_json(erp_cmd(erp_env, "get", f"users/{AGENT}"))["data"]["id"] == AGENT
+
+
+def test_404_problem_on_stdout_summary_on_stderr(erp_env: dict[str, str]) -> None:
+    proc = erp_cmd(erp_env, "get", "/no-such-thing")
+    assert proc.returncode == 1
+    problem = json.loads(proc.stdout)
+    assert problem["status"] == 404 and problem["code"] == "no_route"
+    assert "HTTP 404 no_route" in proc.stderr
+    missing = erp_cmd(erp_env, "get", "/users/nobody-here")
+    assert missing.returncode == 1 and json.loads(missing.stdout)["code"] == "not_found"
+
+
+def test_422_problem(erp_env: dict[str, str]) -> None:
+    proc = erp_cmd(erp_env, "get", "/users", "limit=abc")
+    assert proc.returncode == 1
+    problem = json.loads(proc.stdout)
+    assert problem["status"] == 422 and problem["code"] == "invalid" and "limit" in problem["detail"]
+
+
+def test_write_verbs_send_bodies_and_keys(erp_env: dict[str, str], tmp_path: Path) -> None:
+    # POST /whoami does not exist as a write: the server's answer (405 problem) proves the verb,
+    # body and key went out and came back as a problem document with exit 1.
+    body = tmp_path / "body.json"
+    body.write_text(json.dumps({"note": "x"}))
+    for verb in ("post", "patch", "put", "delete"):
+        proc = erp_cmd(erp_env, verb, "/whoami", "--data", f"@{body}", "--key", f"k-{verb}", "qty=5")
+        assert proc.returncode == 1, proc.stderr
+        problem = json.loads(proc.stdout)
+        assert problem["status"] in (404, 405) and problem["code"] in ("method_not_allowed", "no_route")
+    # --data @- reads stdin.
+    proc = erp_cmd(erp_env, "post", "/whoami", "--data", "@-", stdin='{"a": 1}')
+    assert proc.returncode == 1 and json.loads(proc.stdout)["status"] == 405
+
+
+def test_docs_lists_routes_and_handbook(erp_env: dict[str, str]) -> None:
+    out = ok_json(erp_cmd(erp_env, "docs"))
+    assert "GET /whoami  - Who you are: role, limits, boxes, business date" in out["routes"]
+    assert out["handbook"]["files"] == ["ap-policy.md", "policies/bank-changes.md"]
+    users = ok_json(erp_cmd(erp_env, "docs", "users"))
+    paths = {(r["method"], r["path"]) for r in users["routes"]}
+    assert ("GET", "/users") in paths and ("GET", "/whoami") not in paths
+    listing = next(r for r in users["routes"] if r["path"] == "/users")
+    assert listing["query"]["limit"].startswith("integer")
+    # A handbook file by name, stem or relative path is printed as is.
+    for name in ("ap-policy.md", "ap-policy", "handbook/ap-policy.md"):
+        proc = erp_cmd(erp_env, "docs", name)
+        assert proc.returncode == 0 and proc.stdout.startswith("# AP policy"), name
+    assert erp_cmd(erp_env, "docs", "bank-changes").stdout.startswith("# Bank changes")
+    # ./handbook is used when WORKSPACE is not set.
+    env = {k: v for k, v in erp_env.items() if k != "WORKSPACE"}
+    cwd_docs = ok_json(erp_cmd(env, "docs", cwd=Path(erp_env["WORKSPACE"])))
+    assert cwd_docs["handbook"]["files"][0] == "ap-policy.md"
+    # docs needs no token: /openapi.json is public.
+    no_token = {k: v for k, v in erp_env.items() if k != "ERP_TOKEN"}
+    assert ok_json(erp_cmd(no_token, "docs", "whoami"))["routes"][0]["path"] == "/whoami"
+
+
+def test_missing_token_url_and_unreachable(erp_env: dict[str, str]) -> None:
+    no_token = {k: v for k, v in erp_env.items() if k != "ERP_TOKEN"}
+    proc = erp_cmd(no_token, "whoami")
+    assert proc.returncode == 2 and "ERP_TOKEN is not set" in proc.stderr and proc.stdout == ""
+    no_url = {k: v for k, v in erp_env.items() if k != "ERP_URL"}
+    proc = erp_cmd(no_url, "whoami")
+    assert proc.returncode == 2 and "ERP_URL is not set" in proc.stderr
+    neither = {k: v for k, v in no_url.items() if k != "ERP_TOKEN"}
+    assert "ERP_URL and ERP_TOKEN are not set" in erp_cmd(neither, "get", "/users").stderr
+    bad_url = {**erp_env, "ERP_URL": "erp:8080"}
+    assert "must be a URL" in erp_cmd(bad_url, "whoami").stderr
+    # A port nobody listens on: a clear message naming the URL, exit 1.
+    unreachable = {**erp_env, "ERP_URL": "http://127.0.0.1:9"}
+    proc = erp_cmd(unreachable, "whoami")
+    assert proc.returncode == 1
+    assert "the ERP is unreachable at http://127.0.0.1:9 (ERP_URL)" in proc.stderr
+
+
+def test_wrong_token_is_401(erp_env: dict[str, str]) -> None:
+    proc = erp_cmd({**erp_env, "ERP_TOKEN": "not-a-token"}, "whoami")
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout)["code"] == "unauthorized"
+    assert "refused ERP_TOKEN" in proc.stderr
+
+
+def test_console_script_is_installed(erp_env: dict[str, str]) -> None:
+    script = Path(PY).parent / "erp"
+    if not script.exists():
+        pytest.skip("the erp console script is not installed in this environment")
+    proc = subprocess.run([str(script), "whoami"], env=erp_env, capture_output=True, text=True, timeout=60)
+    assert json.loads(proc.stdout)["data"]["id"] == AGENT
+
+
+# -- the client library -------------------------------------------------------------------------
+
+
+def test_client_helpers(erp: RunningErp) -> None:
+    with ErpClient(erp.agent_url, erp.token) as client:
+        me = client.whoami()
+        assert me["id"] == AGENT
+        everyone = client.list_all("/users")
+        assert len(everyone) == len(erp.tokens)
+        paged = list(client.iter_list("/users", page_size=3))
+        assert [u["id"] for u in paged] == [u["id"] for u in everyone]
+        with pytest.raises(ErpError) as info:
+            client.get("/users/nobody-here")
+        assert info.value.status == 404 and info.value.code == "not_found" and info.value.detail
+        assert info.value.problem["business_date"] == me["business_date"]
+        with pytest.raises(ErpError) as info:
+            client.get("/users", limit="abc")
+        assert info.value.status == 422
+        assert "paths" in client.openapi()
+        # 3 pages of 3 for the paginated walk; every request is counted.
+        assert client.request_count == 1 + 1 + len(range(0, len(everyone), 3)) + (1 if len(everyone) % 3 == 0 else 0) + 3
+    with pytest.raises(ErpUnreachable):
+        ErpClient("http://127.0.0.1:9", "t", max_attempts=2, backoff_s=0.01).whoami()
+
+
+def test_idempotency_keys_are_deterministic() -> None:
+    a, b = IdempotencyKeys("pay", 2), IdempotencyKeys("pay", 2)
+    assert [a.next() for _ in range(3)] == ["pay-t2-w1", "pay-t2-w2", "pay-t2-w3"] == [b.next() for _ in range(3)]
+    with pytest.raises(ValueError):
+        IdempotencyKeys("has space", 1)
+
+
+def test_client_retries_reads_through_faults(tmp_path: Path) -> None:
+    server = start_erp(tmp_path, faults="fail_before:GET /whoami@1")
+    try:
+        with ErpClient(server.agent_url, server.token, backoff_s=0.01) as client:
+            assert client.whoami()["id"] == AGENT
+            assert client.stats.requests == 2 and client.stats.retries == 1
+        with ErpClient(server.agent_url, server.token, max_attempts=1) as once:
+            assert once.whoami()["id"] == AGENT  # the rule hit only the first request
+    finally:
+        stop_erp(server)
+
+
+def test_client_never_retries_a_keyless_write(tmp_path: Path) -> None:
+    server = start_erp(tmp_path, faults="fail_before:POST /users@1,fail_before:POST /users@2")
+    try:
+        with ErpClient(server.agent_url, server.token, backoff_s=0.01) as client:
+            with pytest.raises(ErpError) as info:
+                client.post("/users", {"x": 1})
+            assert info.value.status == 503 and info.value.code == "service_unavailable"
+            assert client.stats.requests == 1  # no key: one send, the failure is the caller's to handle
+            # With a key the same call is re-sent (same key, same body) until the server answers.
+            with pytest.raises(ErpError) as info:
+                client.post("/users", {"x": 1}, key="k-t1-w1")
+            assert info.value.status != 503
+            assert client.stats.requests == 3 and client.stats.retries == 1
+    finally:
+        stop_erp(server)
+
+
+# -- the turn entrypoint ------------------------------------------------------------------------
+
+
+def turn_dir(tmp_path: Path, system: dict, prompt: str = "Please check who you are.\n") -> Path:
+    turn = tmp_path / "turn"
+    turn.mkdir(parents=True)
+    (turn / "prompt.txt").write_text(prompt)
+    (turn / "system.json").write_text(json.dumps(system))
+    (turn / "context.json").write_text(json.dumps({"turn": 2, "date": "2026-10-08", "agent_user": AGENT, "budget_s": 60}))
+    return turn
+
+
+def run_turn(turn: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    home = turn.parent / "fresh-home"
+    home.mkdir(exist_ok=True)
+    env = {**env, "HOME": str(home), "TURN_BUDGET_S": "60"}
+    return subprocess.run([PY, "-m", "agent_sandbox.turn", "--turn-dir", str(turn)], env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_turn_with_the_example_command_system(erp_env: dict[str, str], tmp_path: Path) -> None:
+    spec = load_systems(REPO / "agent_sandbox" / "examples" / "systems.yaml")["shell-echo"]
+    turn = turn_dir(tmp_path, spec.system_json(os.environ))
+    # `erp` must be found even when the caller's PATH lacks it (the entrypoint adds it).
+    env = {**erp_env, "PATH": "/usr/bin:/bin"}
+    proc = run_turn(turn, env)
+    assert proc.returncode == 0, (turn / "out" / "stderr.txt").read_text()
+    stdout = (turn / "out" / "stdout.txt").read_text()
+    assert "Please check who you are." in stdout
+    assert f'"id": "{AGENT}"' in stdout
+    assert "ap-policy.md" in stdout  # ran in the workspace
+    assert json.loads((turn / "out" / "usage.json").read_text()) == {"requests": 1}
+
+
+def test_turn_with_a_policy_module(erp_env: dict[str, str], tmp_path: Path) -> None:
+    module = tmp_path / "policies.py"
+    module.write_text(
+        "from pathlib import Path\n"
+        "def oracle(turn, client, workspace, context):\n"
+        "    me = client.whoami()\n"
+        "    users = client.list_all('/users')\n"
+        "    (workspace / 'notes.txt').write_text(f\"{turn} {context['date']} {me['id']} {len(users)}\")\n"
+        "    print('done')\n"
+        "def broken(turn, client, workspace, context):\n"
+        "    client.get('/users/nobody-here')\n"
+        "POLICIES = {'oracle': oracle, 'neg:broken': broken}\n"
+    )
+    turn = turn_dir(tmp_path, {"kind": "policy", "name": "oracle", "module": str(module)})
+    proc = run_turn(turn, erp_env)
+    assert proc.returncode == 0, (turn / "out" / "stderr.txt").read_text()
+    notes = (Path(erp_env["WORKSPACE"]) / "notes.txt").read_text().split()
+    assert notes[:3] == ["2", "2026-10-08", AGENT] and int(notes[3]) > 5
+    assert (turn / "out" / "stdout.txt").read_text() == "done\n"
+    assert json.loads((turn / "out" / "usage.json").read_text()) == {"requests": 2}
+
+    turn2 = turn_dir(tmp_path / "b", {"kind": "policy", "name": "neg:broken", "module": str(module)})
+    proc = run_turn(turn2, erp_env)
+    assert proc.returncode == 1
+    assert "ErpError: GET /users/nobody-here: HTTP 404 not_found" in (turn2 / "out" / "traceback.txt").read_text()
+    assert json.loads((turn2 / "out" / "usage.json").read_text()) == {"requests": 1}
