@@ -425,6 +425,12 @@ def body_fields(spec: dict[str, Any], op: dict[str, Any]) -> dict[str, str] | No
     schema = resolve_ref(spec, media.get("schema", {}))
     if not isinstance(schema, dict):
         return None
+    # An optional body is `anyOf: [Model, null]`: show the model's fields.
+    for combo in ("anyOf", "oneOf"):
+        branches = [resolve_ref(spec, b) for b in schema.get(combo, [])]
+        real = [b for b in branches if isinstance(b, dict) and b.get("type") != "null"]
+        if len(real) == 1:
+            schema = real[0]
     props = schema.get("properties")
     if not isinstance(props, dict):
         return {"(body)": type_label(spec, schema)}
