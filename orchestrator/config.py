@@ -44,12 +44,13 @@ class ContainerPaths(BaseModel):
 
 
 class Images(BaseModel):
-    """Image references; the image builder (`orchestrator.images`) produces these tags."""
+    """Image references. None (the default) = ask the image builder, `orchestrator.images.ensure_images()`,
+    which builds what is missing and returns content-hash tags; a tag given here is used as is."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    erp: str = "pb-erp:latest"
-    agent: str = "pb-agent:latest"
+    erp: str | None = None
+    agent: str | None = None
 
 
 class RuntimeConfig(BaseModel):

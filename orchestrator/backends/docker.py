@@ -1,0 +1,528 @@
+"""The docker backend: one attempt = two private networks, two volumes, an ERP container and a
+fresh agent container per turn (design.md "Topology of one attempt", networks/topology.yaml).
+
+    attempt network  internal, bridge IPv4 inhibited   ERP (agent API) + agent of the turn
+    control network  internal                          ERP (control API) only; the host reaches
+                                                       it through the bridge address
+    erp-data volume  mounted only into the ERP         scenario.db, world.json, control token
+    workspace volume mounted into each agent container handbook/ + the agent's files
+    turn volume      one per turn, mounted at /turn    prompt.txt, system.json, context.json, out/
+
+The ERP container is created on the attempt network with a fixed address, connected to the
+control network with a fixed address, filled through the archive API (so the token never shows
+in `docker inspect` or the environment), then started with `--agent-bind` / `--control-bind`
+on those two addresses only.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import docker
+import docker.errors
+import requests.exceptions
+from docker.types import IPAMConfig, IPAMPool
+
+from networks.subnets import Block, SubnetPool, SubnetsExhausted as _PoolExhausted
+from networks.topology import NetworkSpec, load_topology
+from orchestrator import labels as L
+from orchestrator.archives import Entry, build_tar, safe_extract, stream_file, tree_entries
+from orchestrator.backends.base import (
+    AttemptContext,
+    Backend,
+    ErpEndpoints,
+    ErpLaunch,
+    Mount,
+    Sandbox,
+    TurnLaunch,
+    TurnRun,
+)
+from orchestrator.config import RuntimeConfig
+from orchestrator.errors import (
+    ContainerStartError,
+    EngineError,
+    ErpUnhealthy,
+    InfraError,
+    Phase,
+    PostMortem,
+    SubnetsExhausted,
+)
+from orchestrator.reaper import reap
+
+log = logging.getLogger(__name__)
+
+PYTHON = "/opt/venv/bin/python"
+TURN_ENTRYPOINT = [PYTHON, "-m", "agent_sandbox.turn"]
+ERP_ENTRYPOINT = [PYTHON, "-m", "erp_service"]
+
+
+def _uid_gid(user: str) -> tuple[int, int]:
+    uid, _, gid = user.partition(":")
+    return int(uid), int(gid or uid)
+
+
+def _engine(what: str, phase: Phase) -> Callable[[Exception], EngineError]:
+    def wrap(exc: Exception) -> EngineError:
+        return EngineError(f"{what}: {type(exc).__name__}: {exc}", phase=phase)
+
+    return wrap
+
+
+def post_mortem_of(container, tail: int = 60) -> PostMortem:
+    """Inspect a (possibly dead) container; never raises."""
+    name = getattr(container, "name", "?")
+    try:
+        container.reload()
+        state = container.attrs.get("State", {})
+        logs = container.logs(tail=tail).decode("utf-8", "replace")
+        return PostMortem(
+            name=name,
+            status=state.get("Status"),
+            exit_code=state.get("ExitCode"),
+            oom_killed=state.get("OOMKilled"),
+            error=state.get("Error") or None,
+            last_logs=logs,
+        )
+    except Exception as exc:  # noqa: BLE001 — a post-mortem reports, it does not fail
+        return PostMortem(name=name, error=f"inspect failed: {exc}")
+
+
+class _LogFollower(threading.Thread):
+    """Appends a container's log stream to a host file until the container stops."""
+
+    def __init__(self, container, path: Path):
+        super().__init__(name=f"logs-{container.name}", daemon=True)
+        self.container, self.path = container, path
+
+    def run(self) -> None:
+        try:
+            with open(self.path, "ab") as fh:
+                for chunk in self.container.logs(stream=True, follow=True, stdout=True, stderr=True):
+                    fh.write(chunk)
+                    fh.flush()
+        except Exception as exc:  # noqa: BLE001 — the container went away; logs are best effort
+            log.debug("log follower %s ended: %s", self.container.name, exc)
+
+
+class DockerBackend(Backend):
+    """Attempts in containers on private networks (isolation: docker)."""
+
+    name = "docker"
+    isolation = "docker"
+
+    def __init__(self, config: RuntimeConfig, client: docker.DockerClient | None = None):
+        self.config = config
+        self.client = client or docker.from_env(timeout=int(config.docker_api_timeout_s))
+        self.topology = load_topology()
+        self.pool = SubnetPool(config.subnet_range, config.subnet_prefix)
+        self._has_init: bool | None = None
+        self.erp_image: str | None = config.images.erp
+        self.agent_image: str | None = config.images.agent
+
+    @property
+    def has_init(self) -> bool:
+        """Whether the engine has docker-init (then every container runs under it: `init=True`)."""
+        if self._has_init is None:
+            try:
+                comps = self.client.version().get("Components") or []
+                self._has_init = any(c.get("Name") == "docker-init" for c in comps) or bool(
+                    self.client.info().get("InitBinary")
+                )
+            except docker.errors.DockerException:
+                self._has_init = False
+        return self._has_init
+
+    def prepare(self) -> None:
+        """Reap objects left by dead orchestrators; resolve (build if missing) and check the images."""
+        try:
+            report = reap(self.client)
+            if report.removed:
+                log.info("reap at start: %s", report.summary())
+            self.resolve_images()
+            for ref in (self.erp_image, self.agent_image):
+                self.client.images.get(ref)
+        except docker.errors.ImageNotFound as exc:
+            raise InfraError(f"image missing: {exc.explanation}; run `orchestrate images build`", phase=Phase.SETUP) from exc
+        except docker.errors.DockerException as exc:
+            raise EngineError(f"engine unavailable: {exc}", phase=Phase.SETUP) from exc
+
+    def resolve_images(self) -> None:
+        """Image tags from the config, or from the image builder when the config leaves them unset."""
+        if self.erp_image and self.agent_image:
+            return
+        from orchestrator.images import ensure_images  # lazy: builds on first use
+
+        try:
+            images = ensure_images(self.client)
+        except Exception as exc:  # noqa: BLE001 — ImageBuildError and engine errors alike
+            raise InfraError(f"images: {exc}", phase=Phase.SETUP) from exc
+        self.erp_image = self.erp_image or images.erp.tag
+        self.agent_image = self.agent_image or images.agent.tag
+
+    def describe(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"backend": self.name, "isolation": self.isolation, "init": self.has_init}
+        try:
+            info["engine"] = self.client.version().get("Version")
+            info["images"] = {
+                role: {"tag": ref, "id": self.client.images.get(ref).id}
+                for role, ref in (("erp", self.erp_image), ("agent", self.agent_image))
+            }
+        except docker.errors.DockerException as exc:
+            info["describe_error"] = str(exc)
+        return info
+
+    def used_subnets(self) -> list[str]:
+        """Every IPv4 subnet the engine's networks hold now."""
+        out = []
+        for net in self.client.networks.list():
+            for cfg in (net.attrs.get("IPAM") or {}).get("Config") or []:
+                if cfg.get("Subnet"):
+                    out.append(cfg["Subnet"])
+        return out
+
+    def create_network(self, name: str, spec: NetworkSpec, labels: dict[str, str]) -> tuple[Block, Any]:
+        """Create one network of the topology on a freshly allocated subnet."""
+
+        def create(block: Block):
+            ipam = IPAMConfig(pool_configs=[IPAMPool(subnet=block.subnet, gateway=block.gateway, iprange=block.ip_range)])
+            return self.client.networks.create(
+                name,
+                driver="bridge",
+                internal=spec.internal,
+                options=spec.options,
+                ipam=ipam,
+                labels=labels,
+                enable_ipv6=spec.enable_ipv6,
+                check_duplicate=True,
+            )
+
+        try:
+            return self.pool.allocate(create, used=self.used_subnets())
+        except _PoolExhausted as exc:
+            raise SubnetsExhausted(str(exc), phase=Phase.SETUP) from exc
+        except docker.errors.DockerException as exc:
+            raise _engine(f"create network {name}", Phase.SETUP)(exc) from exc
+
+    def open_attempt(self, ctx: AttemptContext) -> "DockerSandbox":
+        sandbox = DockerSandbox(self, ctx)
+        try:
+            sandbox.create_resources()
+        except BaseException:
+            sandbox.close()
+            raise
+        return sandbox
+
+
+class DockerSandbox(Sandbox):
+    """The containers, networks and volumes of one attempt."""
+
+    isolation = "docker"
+
+    def __init__(self, backend: DockerBackend, ctx: AttemptContext):
+        self.backend = backend
+        self.client = backend.client
+        self.config = backend.config
+        self.ctx = ctx
+        self.prefix = f"pb-{ctx.attempt_id}"
+        self.owner = L.Owner.current()
+        self.networks: dict[str, Any] = {}
+        self.blocks: dict[str, Block] = {}
+        self.volumes: dict[str, Any] = {}
+        self.containers: dict[str, Any] = {}  # role -> container (erp, helper, turn-<n>)
+        self.erp = None
+        self._followers: list[_LogFollower] = []
+        self.erp_addresses: dict[str, str] = {}
+
+    def labels(self, role: str) -> dict[str, str]:
+        return L.attempt_labels(self.ctx.campaign, self.ctx.attempt_id, role, self.owner)
+
+    # -- resources ---------------------------------------------------------------------------
+
+    def create_resources(self) -> None:
+        """Networks (attempt, control) and volumes (erp-data, workspace)."""
+        for spec in self.backend.topology.built():
+            block, net = self.backend.create_network(f"{self.prefix}-{spec.role}", spec, self.labels(f"{spec.role}-net"))
+            self.networks[spec.role], self.blocks[spec.role] = net, block
+        for role in ("erp-data", "workspace"):
+            try:
+                self.volumes[role] = self.client.volumes.create(f"{self.prefix}-{role}", labels=self.labels(role))
+            except docker.errors.DockerException as exc:
+                raise _engine(f"create volume {role}", Phase.SETUP)(exc) from exc
+
+    def _hardening(self, limits, user: str) -> dict[str, Any]:
+        """Options shared by the ERP and agent containers."""
+        return dict(
+            user=user,
+            read_only=True,
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges:true"],
+            mem_limit=limits.memory_bytes,
+            memswap_limit=limits.memory_bytes,  # no swap on top of the memory limit
+            nano_cpus=int(limits.cpus * 1e9),
+            pids_limit=limits.pids,
+            init=self.backend.has_init,
+            ipc_mode="private",
+        )
+
+    # -- ERP -----------------------------------------------------------------------------------
+
+    def start_erp(self, launch: ErpLaunch) -> ErpEndpoints:
+        cfg, cp = self.config, self.config.container_paths
+        topo = self.backend.topology
+        offset = topo.addresses.get("erp", 2)
+        agent_ip = self.blocks[topo.listeners["erp"]["agent_api"]].host(offset)
+        control_ip = self.blocks[topo.listeners["erp"]["control_api"]].host(offset)
+        self.erp_addresses = {"attempt": agent_ip, "control": control_ip}
+        uid, gid = _uid_gid(cfg.erp_user)
+        data = cp.erp_data_dir
+        rel = data[len(cp.erp_data_mount) :].strip("/")
+        entries = [
+            Entry(rel, None, uid, gid, 0o700),
+            Entry(f"{rel}/scenario.db", launch.db.read_bytes(), uid, gid, 0o600),
+            Entry(f"{rel}/world.json", launch.world.read_bytes(), uid, gid, 0o400),
+            Entry(f"{rel}/control.token", launch.control_token.encode(), uid, gid, 0o400),
+        ]
+        argv = [
+            "serve",
+            "--db", f"{data}/scenario.db",
+            "--world", f"{data}/world.json",
+            "--agent-bind", f"{agent_ip}:{cfg.erp_agent_port}",
+            "--control-bind", f"{control_ip}:{cfg.erp_control_port}",
+            "--control-token-file", f"{data}/control.token",
+        ]  # fmt: skip
+        if launch.faults:
+            argv += ["--faults", launch.faults]
+        if launch.fault_profiles is not None:
+            entries.append(Entry(f"{rel}/fault-profiles{launch.fault_profiles.suffix}", launch.fault_profiles.read_bytes(), uid, gid, 0o400))
+            argv += ["--fault-profiles", f"{data}/fault-profiles{launch.fault_profiles.suffix}"]
+        attempt_net = self.networks[topo.listeners["erp"]["agent_api"]]
+        control_net = self.networks[topo.listeners["erp"]["control_api"]]
+        try:
+            self.erp = self.client.containers.create(
+                self.backend.erp_image,
+                entrypoint=ERP_ENTRYPOINT,
+                command=argv,
+                name=f"{self.prefix}-erp",
+                hostname="erp",
+                labels=self.labels("erp"),
+                environment={"PYTHONUNBUFFERED": "1"},
+                working_dir=cp.erp_data_mount,
+                volumes={self.volumes["erp-data"].name: {"bind": cp.erp_data_mount, "mode": "rw"}},
+                tmpfs={cp.tmp: f"rw,nosuid,nodev,size={cfg.tmpfs_size}"},
+                network=attempt_net.name,
+                networking_config={attempt_net.name: self.client.api.create_endpoint_config(ipv4_address=agent_ip)},
+                **self._hardening(cfg.erp_limits, cfg.erp_user),
+            )
+            self.containers["erp"] = self.erp
+            # API 1.41 joins one network at create; the second one (fixed address too) before start.
+            control_net.connect(self.erp, ipv4_address=control_ip)
+            self.erp.put_archive(cp.erp_data_mount, build_tar(entries))
+            self.erp.start()
+        except docker.errors.DockerException as exc:
+            pm = [post_mortem_of(self.erp)] if self.erp is not None else []
+            raise ContainerStartError(f"ERP container: {exc}", phase=Phase.ERP_START, post_mortems=pm) from exc
+        follower = _LogFollower(self.erp, self.ctx.paths.erp_log)
+        follower.start()
+        self._followers.append(follower)
+        return ErpEndpoints(
+            control_url=f"http://{control_ip}:{cfg.erp_control_port}",
+            agent_url=f"http://{agent_ip}:{cfg.erp_agent_port}",
+        )
+
+    def erp_alive(self) -> bool:
+        if self.erp is None:
+            return False
+        try:
+            self.erp.reload()
+        except docker.errors.NotFound:
+            return False
+        except docker.errors.DockerException as exc:
+            raise _engine("inspect ERP", Phase.TURN)(exc) from exc
+        return self.erp.status == "running"
+
+    def erp_post_mortem(self) -> PostMortem | None:
+        return post_mortem_of(self.erp) if self.erp is not None else None
+
+    def stop_erp(self) -> None:
+        if self.erp is None:
+            return
+        try:
+            self.erp.stop(timeout=int(self.config.stop_timeout_s))
+        except docker.errors.NotFound:
+            pass
+        except docker.errors.DockerException as exc:
+            raise _engine("stop ERP", Phase.FINALIZE)(exc) from exc
+
+    # -- workspace -----------------------------------------------------------------------------
+
+    def _helper(self):
+        """A never-started container holding the workspace volume, for archive copies in and out."""
+        if "helper" not in self.containers:
+            self.containers["helper"] = self.client.containers.create(
+                self.backend.agent_image,
+                command=["true"],
+                name=f"{self.prefix}-helper",
+                labels=self.labels("helper"),
+                network_mode="none",
+                volumes={self.volumes["workspace"].name: {"bind": self.config.container_paths.workspace, "mode": "rw"}},
+                user=self.config.agent_user,
+            )
+        return self.containers["helper"]
+
+    def seed_workspace(self, handbook_dir: Path) -> None:
+        uid, gid = _uid_gid(self.config.agent_user)
+        try:
+            entries = list(tree_entries(handbook_dir, "handbook", uid=uid, gid=gid))
+            self._helper().put_archive(self.config.container_paths.workspace, build_tar(entries))
+        except docker.errors.DockerException as exc:
+            raise _engine("copy handbook into workspace", Phase.WORKSPACE)(exc) from exc
+
+    def copy_workspace(self, dest: Path) -> None:
+        try:
+            stream, _stat = self._helper().get_archive(self.config.container_paths.workspace + "/.")
+            skipped = safe_extract(stream_file(stream), dest, strip=0)
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise _engine("copy workspace out", Phase.FINALIZE)(exc) from exc
+        if skipped:
+            (self.ctx.paths.logs / "workspace-skipped.txt").write_text("\n".join(skipped) + "\n")
+
+    # -- turns ---------------------------------------------------------------------------------
+
+    def run_turn(self, turn: TurnLaunch) -> TurnRun:
+        cfg, cp = self.config, self.config.container_paths
+        uid, gid = _uid_gid(cfg.agent_user)
+        role = f"turn-{turn.n}"
+        t0 = time.monotonic()
+        container = None
+        volume = None
+        try:
+            volume = self.client.volumes.create(f"{self.prefix}-{role}", labels=self.labels("turn"))
+            self.volumes[role] = volume
+            binds: dict[str, dict[str, str]] = {
+                self.volumes["workspace"].name: {"bind": cp.workspace, "mode": "rw"},
+                volume.name: {"bind": cp.turn_dir, "mode": "rw"},
+            }
+            for m in turn.mounts:
+                binds[str(m.source)] = {"bind": m.target, "mode": "ro"}
+            env = dict(turn.env)
+            env.update({"HOME": cp.home, "WORKSPACE": cp.workspace, "TMPDIR": cp.tmp})
+            container = self.client.containers.create(
+                turn.image or self.backend.agent_image,
+                entrypoint=TURN_ENTRYPOINT,
+                command=["--turn-dir", cp.turn_dir],
+                name=f"{self.prefix}-t{turn.n}",
+                hostname="agent",
+                labels=self.labels("agent"),
+                environment=env,
+                working_dir=cp.workspace,
+                volumes=binds,
+                tmpfs={
+                    cp.home: f"rw,nosuid,nodev,size={cfg.tmpfs_size},uid={uid},gid={gid},mode=0700",
+                    cp.tmp: f"rw,nosuid,nodev,size={cfg.tmpfs_size},mode=1777",
+                },
+                network=self.networks["attempt"].name,
+                **self._hardening(cfg.agent_limits, cfg.agent_user),
+            )
+            self.containers[role] = container
+            files = [Entry(name, data, 0, 0, 0o644) for name, data in sorted(turn.files.items())]
+            files.append(Entry("out", None, uid, gid, 0o755))
+            container.put_archive(cp.turn_dir, build_tar(files))
+            container.start()
+        except docker.errors.DockerException as exc:
+            pm = [post_mortem_of(container)] if container is not None else []
+            raise ContainerStartError(f"agent container of turn {turn.n}: {exc}", phase=Phase.TURN, post_mortems=pm) from exc
+        started = time.monotonic()
+        timed_out = False
+        try:
+            container.wait(timeout=turn.budget_s)
+        except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+            timed_out = True
+        except docker.errors.DockerException as exc:
+            raise _engine(f"wait for turn {turn.n}", Phase.TURN)(exc) from exc
+        if timed_out:
+            try:
+                # SIGTERM to docker-init (forwarded to the turn), SIGKILL of everything after the grace.
+                container.stop(timeout=max(1, int(cfg.kill_grace_s)))
+            except docker.errors.DockerException as exc:
+                raise _engine(f"kill turn {turn.n}", Phase.TURN)(exc) from exc
+        duration = time.monotonic() - started
+        t_end = time.monotonic()
+        pm = post_mortem_of(container, tail=200)
+        try:
+            turn.log_path.write_bytes(container.logs(stdout=True, stderr=True))
+            stream, _ = container.get_archive(cp.turn_dir + "/.")
+            skipped = safe_extract(stream_file(stream), turn.host_turn_dir, strip=0, max_bytes=512 * 2**20)
+        except (docker.errors.DockerException, requests.exceptions.RequestException, ValueError) as exc:
+            raise _engine(f"copy out turn {turn.n}", Phase.TURN)(exc) from exc
+        self._remove_container(role)
+        self._remove_volume(role)
+        return TurnRun(
+            exit_code=pm.exit_code,
+            timed_out=timed_out,
+            duration_s=duration,
+            oom_killed=bool(pm.oom_killed),
+            start_overhead_s=started - t0,
+            cleanup_s=time.monotonic() - t_end,
+            detail={"container": container.name, "skipped": skipped} if skipped else {"container": container.name},
+        )
+
+    # -- teardown ------------------------------------------------------------------------------
+
+    def _remove_container(self, role: str) -> str | None:
+        c = self.containers.pop(role, None)
+        if c is None:
+            return None
+        try:
+            c.remove(force=True, v=False)
+        except docker.errors.NotFound:
+            pass
+        except docker.errors.DockerException as exc:
+            return f"container {c.name}: {exc}"
+        return None
+
+    def _remove_volume(self, role: str) -> str | None:
+        v = self.volumes.pop(role, None)
+        if v is None:
+            return None
+        for attempt in range(5):
+            try:
+                v.remove(force=True)
+                return None
+            except docker.errors.NotFound:
+                return None
+            except docker.errors.APIError as exc:
+                if attempt == 4:
+                    return f"volume {v.name}: {exc}"
+                time.sleep(0.2)  # a just-removed container may still hold it
+        return None
+
+    def close(self) -> list[str]:
+        problems: list[str] = []
+        for role in list(self.containers):
+            if p := self._remove_container(role):
+                problems.append(p)
+        for f in self._followers:
+            f.join(timeout=5)
+        for role in list(self.volumes):
+            if p := self._remove_volume(role):
+                problems.append(p)
+        for role, net in list(self.networks.items()):
+            try:
+                net.remove()
+            except docker.errors.NotFound:
+                pass
+            except docker.errors.DockerException as exc:
+                problems.append(f"network {net.name}: {exc}")
+            else:
+                self.backend.pool.release(self.blocks[role])
+            self.networks.pop(role, None)
+        return problems
+
+
+def dump_json(data: Any) -> bytes:
+    """Stable JSON bytes for the turn files."""
+    return (json.dumps(data, indent=1, sort_keys=True) + "\n").encode()

@@ -1,0 +1,88 @@
+"""`orchestrate attempt SYSTEM:TASK[+CONDITION] --seed N`: run one attempt, print its verdict.
+
+    orchestrate attempt null:payment-run --seed 0
+    orchestrate attempt oracle:payment-run+lost-writes --seed 1 --rep 2 --label dev
+    orchestrate attempt my-agent:payment-run --seed 0 --systems systems.yaml --backend local
+
+Exit status: 0 graded (pass or fail: see the verdict), 1 agent_error, 3 infra_error,
+2 bad input, 130 interrupted.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+EXIT = {"graded": 0, "agent_error": 1, "infra_error": 3}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `attempt` subcommand."""
+    p = sub.add_parser("attempt", help="run one attempt and print its verdict", description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("cell", help="SYSTEM:TASK[+CONDITION], e.g. null:payment-run")
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--rep", type=int, default=0, help="repetition index (default 0)")
+    p.add_argument("--label", default="adhoc", help="runs/<label>/ (default adhoc)")
+    p.add_argument("--backend", choices=["docker", "local"], default="docker",
+                   help="docker (isolated, default) or local (host processes, isolation: none)")
+    p.add_argument("--systems", type=Path, help="systems file declaring command systems")
+    p.add_argument("--timeout", type=float, help="override every turn's budget, seconds")
+    p.add_argument("--runs-root", type=Path, help="where labels live (default: runs/ of the repo)")
+    p.add_argument("-v", "--verbose", action="store_true", help="log the lifecycle to stderr")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the attempt; print outcome, verdict and folder."""
+    from orchestrator.attempt import AttemptSpec, run_attempt, sigterm_as_interrupt
+    from orchestrator.backends import make_backend
+    from orchestrator.cells import CellError, parse_cell
+    from orchestrator.config import RuntimeConfig
+    from orchestrator.errors import ConfigError
+
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
+                        format="%(asctime)s %(name)s: %(message)s")
+    try:
+        cell = parse_cell(args.cell)
+        if args.seed < 0 or args.rep < 0:
+            raise ConfigError("--seed and --rep must be >= 0")
+        if args.timeout is not None and args.timeout <= 0:
+            raise ConfigError("--timeout must be > 0")
+        overrides = {"campaign": args.label}
+        if args.runs_root:
+            overrides["runs_root"] = args.runs_root.resolve()
+        config = RuntimeConfig.from_env(**overrides)
+        backend = make_backend(args.backend, config)
+        spec = AttemptSpec(cell=cell, seed=args.seed, rep=args.rep, label=args.label,
+                           timeout_override_s=args.timeout,
+                           systems_file=args.systems.resolve() if args.systems else None)
+        with sigterm_as_interrupt():
+            result = run_attempt(spec, backend=backend, config=config)
+    except (CellError, ConfigError, ValueError) as exc:
+        print(f"orchestrate attempt: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: everything of the attempt was removed", file=sys.stderr)
+        return 130
+    rec = result.record
+    if rec["outcome"] == "graded":
+        verdict = ("PASS" if rec["passed"] else "FAIL") if rec.get("graded") else "UNGRADED (no grader)"
+        if rec.get("breach"):
+            verdict += " (breach)"
+    else:
+        verdict = "not scored"
+    print(f"outcome:  {rec['outcome']}")
+    print(f"verdict:  {verdict}")
+    if rec.get("checks"):
+        failed = [c.get("name") for c in rec["checks"] if not c.get("passed")]
+        print(f"checks:   {len(rec['checks']) - len(failed)}/{len(rec['checks'])} passed" + (f"; failed: {', '.join(map(str, failed))}" if failed else ""))
+    for t in rec.get("turns", []):
+        print(f"turn {t['n']}:   {t['date']} exit {t['exit_code']}{' TIMED OUT' if t['timed_out'] else ''} in {t['duration_s']:.1f}s")
+    if rec.get("error"):
+        err = rec["error"]
+        print(f"error:    [{err.get('phase')}] {err.get('exception', err.get('kind'))}: {err.get('message')}")
+    print(f"isolation: {rec['isolation']}   total {rec['timings'].get('total_s', 0):.1f}s")
+    print(f"folder:   {result.paths.root}")
+    return EXIT.get(rec["outcome"], 3)
