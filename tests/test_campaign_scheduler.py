@@ -125,3 +125,22 @@ def test_runner_that_raises_is_an_infra_error_not_a_crash(tmp_path: Path):
     summary = export_label(tmp_path, "L")
     assert summary["cells"]["oracle:payment-run"]["infra_errors"] == 1
     assert summary["cells"]["oracle:payment-run"]["retries"] == 1
+
+
+def test_fatal_input_error_stops_the_campaign_and_is_raised(tmp_path: Path):
+    import pytest
+
+    decl = declare(tmp_path, "L", ["oracle:payment-run"], [0, 1, 2], 1)
+
+    class BadInput(Exception):
+        pass
+
+    calls = []
+
+    def runner(ident, folder, cancel):
+        calls.append(ident)
+        raise BadInput("unknown system")
+
+    with pytest.raises(BadInput):
+        _sched(tmp_path, runner, concurrency=1, fatal=(BadInput,)).run(planned_identities(decl))
+    assert len(calls) == 1

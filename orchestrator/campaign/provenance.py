@@ -56,7 +56,14 @@ def image_digests(label_root: Path) -> dict[str, list[str]]:
             data = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-        images = data.get("images") if isinstance(data, dict) else None
+        if not isinstance(data, dict):
+            continue
+        images = data.get("images")
+        if images is None and isinstance(data.get("backend"), dict):
+            # the runtime's attempt.json: backend.images = {role: {"tag", "id"}}
+            images = {
+                (v.get("tag") or role): v for role, v in (data["backend"].get("images") or {}).items() if isinstance(v, dict)
+            }
         if isinstance(images, dict):
             for name, value in images.items():
                 if isinstance(value, dict):

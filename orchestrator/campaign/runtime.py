@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import json
 import threading
 from pathlib import Path
 from typing import Any
 
 from orchestrator.campaign.identity import AttemptIdentity, canonical_json, read_result
+from orchestrator.campaign.limits import EngineLimits, LimitedBackend
 from orchestrator.campaign.provenance import tree_sha256
 from orchestrator.campaign.scheduler import AttemptRunner
 from orchestrator.campaign.spec import CampaignSpecError, CellRef
@@ -96,41 +96,64 @@ def systems_identity(cells: list[CellRef], systems_file: str | None) -> dict[str
 
 
 def _result_dict(value: Any) -> dict[str, Any]:
+    record = getattr(value, "record", None)
+    if isinstance(record, dict):
+        return record
     if isinstance(value, dict):
         return value
-    for attr in ("to_dict", "model_dump"):
-        if hasattr(value, attr):
-            return getattr(value, attr)()
-    return json.loads(json.dumps(value, default=lambda o: getattr(o, "__dict__", str(o))))
+    raise TypeError(f"run_attempt returned {type(value).__name__}, not an AttemptResult")
 
 
-def make_backend(name: str, config: Any) -> Any:
-    """The runtime's backend by name (`docker` or `local`)."""
-    import orchestrator.backends as backends  # type: ignore[import-not-found]
+class FatalCampaignError(RuntimeError):
+    """Bad input found by the runtime before an attempt started: stop the campaign, don't retry."""
 
-    for factory in ("get_backend", "make_backend", "create_backend"):
-        if hasattr(backends, factory):
-            fn = getattr(backends, factory)
-            params = inspect.signature(fn).parameters
-            return fn(name, config=config) if "config" in params else fn(name)
-    raise RuntimeError("orchestrator.backends offers no backend factory")
+
+def make_backend(name: str, config: Any, limits: EngineLimits) -> Any:
+    """The runtime's backend by name (`docker` or `local`), wrapped in the campaign's limits."""
+    from orchestrator.backends import make_backend as runtime_backend
+
+    return LimitedBackend(runtime_backend(name, config), limits)
+
+
+def prepare_backend(backend: Any) -> None:
+    """Reap what dead orchestrators left and build missing images, once, before any attempt."""
+    backend.ensure_prepared()
+
+
+class ScenarioCache:
+    """Scenarios built once per (task, seed) before attempts use them, one build at a time."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: dict[tuple[str, int], Any] = {}
+
+    def get(self, task: str, seed: int) -> Any:
+        from orchestrator.scenarios import ensure_scenario
+
+        with self._lock:
+            key = (task, seed)
+            if key not in self._items:
+                self._items[key] = ensure_scenario(task, seed)
+            return self._items[key]
 
 
 def make_runner(
     *,
-    backend_name: str,
+    backend: Any,
     runs_root: Path,
     label: str,
     turn_timeout_s: float | None,
     systems_file: str | None,
     config: Any = None,
+    scenarios: ScenarioCache | None = None,
 ) -> AttemptRunner:
     """An `AttemptRunner` that runs attempts through `orchestrator.attempt.run_attempt`."""
-    from orchestrator.attempt import AttemptSpec, run_attempt  # type: ignore[import-not-found]
+    from orchestrator.attempt import AttemptSpec, run_attempt
     from orchestrator.cells import Cell
+    from orchestrator.errors import ConfigError
 
-    backend = make_backend(backend_name, config)
     accepts = inspect.signature(run_attempt).parameters
+    scenarios = scenarios or ScenarioCache()
 
     def runner(ident: AttemptIdentity, folder: Path, cancel: threading.Event) -> dict[str, Any]:
         spec = AttemptSpec(
@@ -142,9 +165,17 @@ def make_runner(
             systems_file=Path(systems_file) if systems_file else None,
         )
         kwargs: dict[str, Any] = {}
-        if "cancel" in accepts:
+        if "cancel" in accepts:  # the runtime may learn to cut an attempt short on stop
             kwargs["cancel"] = cancel
-        result = run_attempt(spec, backend=backend, root=runs_root, **kwargs)
+        if config is not None and "config" in accepts:
+            kwargs["config"] = config
+        try:
+            # The scenario is built here, outside the attempt, so a build failure is an error of
+            # the campaign's input (a task bug), not an infra error of one attempt.
+            scenario = scenarios.get(ident.task, ident.seed)
+            result = run_attempt(spec, backend=backend, root=runs_root, scenario=scenario, **kwargs)
+        except ConfigError as exc:
+            raise FatalCampaignError(f"{ident.cell.text}: {exc}") from exc
         # result.json on disk is the record; the returned object is only a fallback
         return read_result(folder) or _result_dict(result)
 

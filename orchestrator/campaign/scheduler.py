@@ -119,6 +119,7 @@ class Scheduler:
         concurrency: int,
         infra_retries: int,
         on_event: Callable[[AttemptEvent], None] | None = None,
+        fatal: tuple[type[BaseException], ...] = (),
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -128,6 +129,9 @@ class Scheduler:
         self.concurrency = concurrency
         self.infra_retries = infra_retries
         self.on_event = on_event or (lambda e: None)
+        # Exceptions that mean the campaign's input is wrong: stop everything and re-raise.
+        self.fatal = fatal
+        self.fatal_error: BaseException | None = None
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._in_flight = 0
@@ -165,6 +169,11 @@ class Scheduler:
             self._emit(run, AttemptEvent("started", ident, tries=tries))
             try:
                 result = self.runner(ident, folder, self._stop)
+            except self.fatal as exc:
+                with self._lock:
+                    self.fatal_error = self.fatal_error or exc
+                self.stop()
+                return
             except Exception as exc:  # the runner must finalise; if it did not, we do
                 result = read_result(folder) or write_orchestrator_failure(folder, ident, exc)
             if not (folder / "result.json").exists():
@@ -232,4 +241,6 @@ class Scheduler:
                 poll()
         run.not_started = work.qsize()
         run.interrupted = self._stop.is_set() and run.not_started > 0
+        if self.fatal_error is not None:
+            raise self.fatal_error
         return run

@@ -26,6 +26,7 @@ from orchestrator.campaign.identity import (
     plan_attempts,
     sha256_bytes,
 )
+from orchestrator.campaign.limits import EngineLimits
 from orchestrator.campaign.spec import DEFAULT_CELLS, CampaignSpec, CampaignSpecError, spec_from_args
 
 EXIT_BAD_INPUT = 2
@@ -102,39 +103,6 @@ def _install_signals(stop: Callable[[], None], console: Console) -> Callable[[],
     return restore
 
 
-def _reap_at_start(backend: str, console: Console) -> None:
-    """Remove engine objects a killed orchestrator left behind (their owner is gone)."""
-    if backend != "docker":
-        return
-    try:
-        import docker
-
-        from orchestrator.reaper import reap
-    except ImportError:
-        return
-    try:
-        client = docker.from_env(version="1.41")
-        report = reap(client)
-    except Exception as exc:  # reaping is housekeeping; the attempts report engine trouble themselves
-        console.print(f"[yellow]reap at start failed: {exc}[/yellow]")
-        return
-    text = report.summary() if hasattr(report, "summary") else str(report)
-    if text:
-        console.print(f"reap: {text}")
-
-
-def _ensure_images(backend: str, console: Console) -> None:
-    """Build the project images when missing (cached by content hash: a no-op when present)."""
-    if backend != "docker":
-        return
-    try:
-        from orchestrator.images import ensure_images  # type: ignore[attr-defined]
-    except ImportError:
-        return
-    console.print("images: checking (building what is missing)")
-    ensure_images()
-
-
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) a campaign; exit 0 when every attempt has a final result."""
     from orchestrator.campaign import runtime
@@ -201,15 +169,27 @@ def run(args: argparse.Namespace) -> int:
         highlight=False,
     )
 
-    _reap_at_start(backend, console)
-    _ensure_images(backend, console)
+    limits = EngineLimits.for_concurrency(concurrency)
+    try:
+        engine = runtime.make_backend(backend, config, limits)
+        console.print(f"backend {backend}: preparing (reap what dead runs left; build missing images)")
+        runtime.prepare_backend(engine)
+        scenarios = runtime.ScenarioCache()
+        for task, seed in sorted({(c.task, s) for c in cells for s in spec.seeds}):
+            console.print(f"scenario {task} seed {seed}: ", end="", highlight=False)
+            scenarios.get(task, seed)
+            console.print("ready", highlight=False)
+    except Exception as exc:  # nothing has run yet: say what is wrong and stop
+        console.print(f"[red]error:[/red] cannot start the campaign: {type(exc).__name__}: {exc}", highlight=False)
+        return EXIT_INFRA
     runner = runtime.make_runner(
-        backend_name=backend,
+        backend=engine,
         runs_root=runs_root,
         label=label,
         turn_timeout_s=spec.turn_timeout_s,
         systems_file=spec.systems,
         config=config,
+        scenarios=scenarios,
     )
     progress = CampaignProgress(len(plan), label=label, concurrency=concurrency, console=console)
     scheduler = Scheduler(
@@ -219,11 +199,16 @@ def run(args: argparse.Namespace) -> int:
         concurrency=concurrency,
         infra_retries=spec.budgets.infra_retries,
         on_event=progress.handle,
+        fatal=(runtime.FatalCampaignError,),
     )
     restore = _install_signals(scheduler.stop, console)
     try:
         with progress:
             result = scheduler.run(plan, poll=progress.refresh)
+    except runtime.FatalCampaignError as exc:
+        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        export_label(runs_root, label)
+        return EXIT_BAD_INPUT
     finally:
         restore()
 
