@@ -358,3 +358,19 @@ def test_turn_with_a_policy_module(erp_env: dict[str, str], tmp_path: Path) -> N
     assert proc.returncode == 1
     assert "ErpError: GET /users/nobody-here: HTTP 404 not_found" in (turn2 / "out" / "traceback.txt").read_text()
     assert json.loads((turn2 / "out" / "usage.json").read_text()) == {"requests": 1}
+
+
+def test_cli_timeout_is_reported(tmp_path: Path) -> None:
+    # The ERP holds its answer for 5 s; with a 1-second timeout erp gives up with a clear message.
+    server = start_erp(tmp_path, faults="slow:GET /whoami@1,delay=5")
+    try:
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "ERP_URL": server.agent_url,
+               "ERP_TOKEN": server.token, "ERP_TIMEOUT_S": "1"}
+        started = time.monotonic()
+        proc = erp_cmd(env, "whoami")
+        assert proc.returncode == 1 and proc.stdout == ""
+        assert f"the ERP at {server.agent_url} did not answer: no answer within 1 s" in proc.stderr
+        assert time.monotonic() - started < 4.5
+        assert "ERP_TIMEOUT_S must be a number" in erp_cmd({**env, "ERP_TIMEOUT_S": "soon"}, "whoami").stderr
+    finally:
+        stop_erp(server)
