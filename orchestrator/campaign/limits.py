@@ -23,6 +23,9 @@ class EngineLimits:
 
     setup_slots: int
     teardown_slots: int
+    # A teardown that takes longer is left to finish in the background (its objects carry the
+    # owner labels, so `orchestrate reap` removes them if it never does) and the attempt moves on.
+    teardown_timeout_s: float = 300.0
     setup: threading.BoundedSemaphore = field(init=False)
     teardown: threading.BoundedSemaphore = field(init=False)
     waited_s: dict[str, float] = field(default_factory=lambda: {"setup": 0.0, "teardown": 0.0})
@@ -75,8 +78,25 @@ class LimitedSandbox:
             return self._inner.start_erp(launch)
 
     def close(self) -> list[str]:
+        """Tear down within the teardown limit and the teardown timeout."""
         with self._limits.hold("teardown"):
-            return self._inner.close()
+            box: dict[str, Any] = {}
+
+            def work() -> None:
+                try:
+                    box["problems"] = self._inner.close()
+                except Exception as exc:  # close() should not raise; record it if it does
+                    box["problems"] = [f"close raised {exc!r}"]
+
+            worker = threading.Thread(target=work, name="teardown", daemon=True)
+            worker.start()
+            worker.join(self._limits.teardown_timeout_s)
+            if worker.is_alive():
+                return [
+                    f"teardown still running after {self._limits.teardown_timeout_s:g}s; left to finish in the "
+                    "background (`orchestrate reap` removes what a dead run leaves)"
+                ]
+            return list(box.get("problems") or [])
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
