@@ -152,3 +152,33 @@ def test_sigkill_mid_campaign_then_rerun_finishes_without_rerunning(tmp_path: Pa
     assert main(["export", "--verify", label, "--runs-root", str(runs)]) == 0
     if backend == "docker":
         assert _engine_objects(label) == []
+
+
+def test_sigint_stops_scheduling_and_lets_attempts_in_flight_finish(tmp_path: Path):
+    runs = tmp_path / "runs"
+    label = "int"
+    cmd = [sys.executable, "-m", "orchestrator.cli", "campaign", "--backend", "local", "--label", label,
+           "--runs-root", str(runs), "--cells", "oracle:payment-run,null:payment-run", "--reps", "3",
+           "--concurrency", "2"]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and proc.poll() is None:
+            if list((runs / label).glob("*/seed-*/rep-*/result.json")):
+                break
+            time.sleep(0.1)
+        assert proc.poll() is None
+        os.kill(proc.pid, signal.SIGINT)  # the campaign process only, as `kill -INT` would
+        _, err = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, err.decode()[-2000:]
+    folders = list((runs / label).glob("*/seed-*/rep-*"))
+    assert folders and len(folders) < 6
+    assert all((f / "result.json").exists() for f in folders), "an attempt in flight was cut short"
+    assert "run the same command to finish" in err.decode()
+    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len(_ledger(runs, label)) == 6
