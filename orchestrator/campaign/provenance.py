@@ -45,7 +45,12 @@ def git_commit(repo: Path = REPO_ROOT) -> dict[str, Any]:
 
     commit = git("rev-parse", "HEAD")
     status = git("status", "--porcelain", "--untracked-files=no")
-    return {"commit": commit, "dirty": bool(status) if status is not None else None}
+    return {
+        "commit": commit,
+        "dirty": bool(status) if status is not None else None,
+        # the committed task tree, comparable across checkouts (the per-task hashes cover the files on disk)
+        "tasks_tree": git("rev-parse", "HEAD:tasks"),
+    }
 
 
 def image_digests(label_root: Path) -> dict[str, list[str]]:
