@@ -70,7 +70,7 @@ def serve(opts: ServeOptions) -> int:
     db = Database(opts.db)
     world = World.load(opts.world)
     fault_log = FaultLog()
-    agent_app = create_app(db)
+    agent_app = create_app(db, world)
     app = FaultLayer(agent_app, plan, db, fault_log) if not plan.empty else agent_app
 
     servers: list[_Server] = []

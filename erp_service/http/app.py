@@ -119,15 +119,18 @@ def install_error_handlers(app: FastAPI) -> None:
         return problem_response(db, Problem(500, "server_error", "The ERP failed to handle this request."))
 
 
-def create_app(db: Database) -> FastAPI:
-    """The agent-facing application over an open database."""
+def create_app(db: Database, world: Any = None) -> FastAPI:
+    """The agent-facing application over an open database. `world` (a `sim.World`) is what
+    request-time scripted behaviour reads, e.g. call transcripts; default: an empty world."""
     from ..domains import ROUTERS
+    from ..sim import World
 
     app = FastAPI(title=API_TITLE, version=API_VERSION, openapi_url="/openapi.json",
                   docs_url=None, redoc_url=None, default_response_class=ErpJSONResponse,
                   description="bb-erp agent API. Every response carries the business date; "
                               "errors are application/problem+json; writes accept Idempotency-Key.")
     app.state.db = db
+    app.state.world = world if world is not None else World({})
     app.state.token_cache = {}
     install_error_handlers(app)
     for router in ROUTERS:
