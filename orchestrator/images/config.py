@@ -60,9 +60,6 @@ OCI_VERSION = "org.opencontainers.image.version"
 OCI_REVISION = "org.opencontainers.image.revision"
 OCI_SOURCE = "org.opencontainers.image.source"
 OCI_TITLE = "org.opencontainers.image.title"
-# Containers the image tooling itself starts (release's package listing) carry the owner label
-# of the runtime's convention, so a reaper can tell whose they are.
-OWNER_LABEL = "pb.owner"
 
 
 @dataclass(frozen=True)
@@ -73,6 +70,7 @@ class AppImageSpec:
     repository: str  # image repository name, e.g. "pb-erp"
     package: str  # the one top-level package copied into APP_DIR
     extra_files: tuple[str, ...] = ()  # files of the definition dir copied to the context root
+    source_root: Path = REPO_ROOT  # where the package folder is (tests point it elsewhere)
 
     @property
     def definition_dir(self) -> Path:
@@ -89,7 +87,7 @@ class AppImageSpec:
 
     @property
     def package_dir(self) -> Path:
-        return REPO_ROOT / self.package
+        return self.source_root / self.package
 
 
 ERP_IMAGE = AppImageSpec(role="erp", repository="pb-erp", package="erp_service")
@@ -106,3 +104,11 @@ def cache_dir() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
     root = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
     return root / "process-bench"
+
+
+def helper_labels(purpose: str) -> dict[str, str]:
+    """Labels for a short-lived container the image tooling (or its tests) starts: the runtime's
+    attempt labels (managed, owner pid/start/boot/host), so the reaper knows whose it is."""
+    from orchestrator import labels  # the runtime's label convention
+
+    return labels.attempt_labels(campaign="images", attempt_id=purpose, role="helper")

@@ -1,0 +1,57 @@
+"""`orchestrate images build|release`: the project's images, built offline, cached by hash."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from orchestrator.images import ImageBuildError, ensure_images
+from orchestrator.images.config import ROLES
+from orchestrator.images.release import DEFAULT_RELEASE_ROLES, release_images
+
+
+def _say(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def _build(args: argparse.Namespace) -> int:
+    try:
+        images = ensure_images(force=args.force, no_cache=args.no_cache, report=_say)
+    except ImageBuildError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    for ref in images:
+        state = f"built in {ref.seconds:.1f}s" if ref.built else "up to date"
+        print(f"{ref.role:<6} {ref.tag:<22} {ref.id[7:19]}  {state}")
+    return 0
+
+
+def _release(args: argparse.Namespace) -> int:
+    roles = [r.strip() for r in args.images.split(",") if r.strip()]
+    try:
+        manifest = release_images(Path(args.out), roles=roles, report=_say)
+    except (ImageBuildError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"manifest: {manifest}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add `images` with its `build` and `release` subcommands."""
+    parser = sub.add_parser("images", help="build or release the container images (offline, cached by content hash)")
+    isub = parser.add_subparsers(dest="images_command", required=True, metavar="ACTION")
+
+    build = isub.add_parser("build", help="build the base, ERP and agent images if missing or stale")
+    build.add_argument("--force", action="store_true",
+                       help="rebuild the images even if up to date (reuses the cached rootfs and wheels)")
+    build.add_argument("--no-cache", action="store_true",
+                       help="rebuild everything: debootstrap, wheel downloads and Docker's layer cache")
+    build.set_defaults(func=_build)
+
+    release = isub.add_parser("release", help="write image tarballs and manifest.json into a folder")
+    release.add_argument("--out", required=True, metavar="DIR", help="folder for the tarballs and manifest.json")
+    release.add_argument("--images", default=",".join(DEFAULT_RELEASE_ROLES),
+                         help=f"comma list of {', '.join(ROLES)} (default: %(default)s; each tarball "
+                              "includes the base's layers)")
+    release.set_defaults(func=_release)
