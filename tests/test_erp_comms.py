@@ -229,3 +229,22 @@ def test_escalation_unknown_action_fails_the_day(company):
     with pytest.raises(AdvanceError, match="teleport"):
         company.builder.advance("2026-10-09", World(world))
     assert company.builder.db.business_date() == "2026-10-08"
+
+
+def test_audit_api_own_events_unless_audit_read(company):
+    c = client(company)
+    _deliver(company)   # setup channel: never shown
+    c.get("/whoami", headers=company.headers("ap_clerk"))
+    c.post("/outbox", json={"to": "controller", "subject": "s", "body": "b"}, headers=company.headers("ap_clerk"))
+    c.get("/whoami", headers=company.headers("buyer"))
+    mine = c.get("/audit", headers=company.headers("ap_clerk")).json()["data"]["items"]
+    assert {e["actor"] for e in mine} == {"ap_clerk"} and all(e["channel"] != "setup" for e in mine)
+    sent = c.get("/audit", params={"action": "msg.send"}, headers=company.headers("ap_clerk")).json()["data"]
+    assert sent["total"] == 1 and sent["items"][0]["after"] and sent["items"][0]["object_type"] == "message"
+    everyone = c.get("/audit", headers=company.headers("auditor")).json()["data"]["items"]
+    assert {"ap_clerk", "buyer"} <= {e["actor"] for e in everyone}
+    assert all(e["channel"] != "setup" for e in everyone)
+    since = everyone[-1]["id"]
+    tail = c.get("/audit", params={"since_id": since}, headers=company.headers("auditor")).json()["data"]["items"]
+    assert all(e["id"] > since for e in tail)
+    assert c.get("/audit", params={"since_id": "x"}, headers=company.headers("auditor")).status_code == 422

@@ -1,0 +1,83 @@
+"""`GET /audit`: the audit log as the agent may see it — its own events, or everyone's with
+``audit.read``. Events of the ``setup`` channel (scenario building) are never shown."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, Depends, Query
+from pydantic import BaseModel
+from sqlalchemy import select
+
+from ..http.api import Api, Envelope, Page, page_params, read_api
+from ..kernel.listing import PageRequest, paginate
+from ..kernel.schema import audit_events
+from ..kernel.tx import Tx
+
+
+def _loads(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def event_view(row: dict[str, Any]) -> dict[str, Any]:
+    """One audit event with its images and request decoded."""
+    out = {k: row[k] for k in ("id", "business_date", "wall_time", "channel", "actor", "token_id", "method",
+                               "path", "action", "object_type", "object_id", "outcome", "status",
+                               "error_code", "idem_key")}
+    out["replay"] = bool(row["replay"])
+    out["before"] = _loads(row["before"])
+    out["after"] = _loads(row["after"])
+    out["request"] = _loads(row["request"])
+    return out
+
+
+def list_audit(tx: Tx, page: PageRequest, *, actor: str | None, action: str | None, object_id: str | None,
+               object_type: str | None, outcome: str | None, since_id: int | None) -> dict[str, Any]:
+    """Audit events, oldest first; only the caller's own unless they hold ``audit.read``."""
+    stmt = select(audit_events).where(audit_events.c.channel != "setup")
+    if not tx.actor.can("audit.read"):
+        stmt = stmt.where(audit_events.c.actor == tx.actor.user_id)
+    if since_id is not None:
+        stmt = stmt.where(audit_events.c.id > since_id)
+    return paginate(tx, stmt.order_by(audit_events.c.id), page, render=event_view, actor=actor, action=action,
+                    object_id=object_id, object_type=object_type, outcome=outcome)
+
+
+class AuditEventOut(BaseModel):
+    id: int
+    business_date: str
+    wall_time: str
+    channel: str
+    actor: str | None = None
+    token_id: str | None = None
+    method: str
+    path: str
+    action: str
+    object_type: str | None = None
+    object_id: str | None = None
+    outcome: str
+    status: int
+    error_code: str | None = None
+    idem_key: str | None = None
+    replay: bool
+    before: Any = None
+    after: Any = None
+    request: Any = None
+
+
+router = APIRouter(tags=["audit"])
+
+
+@router.get("/audit", response_model=Envelope[Page[AuditEventOut]],
+            summary="Audit events (yours; everyone's with audit.read), oldest first")
+def get_audit(actor: str | None = None, action: str | None = None, object_id: str | None = None,
+              object_type: str | None = None, outcome: str | None = None,
+              since_id: int | None = Query(None, ge=0, description="Only events with a larger id."),
+              page: PageRequest = Depends(page_params), api: Api = Depends(read_api)):
+    return api.read(lambda tx: list_audit(tx, page, actor=actor, action=action, object_id=object_id,
+                                          object_type=object_type, outcome=outcome, since_id=since_id))
