@@ -154,22 +154,20 @@ def oracle_final_db_local(task: TaskPack, scenario: Scenario, scratch: Path) -> 
     from orchestrator.backends import make_backend
     from orchestrator.cells import Cell
     from orchestrator.config import RuntimeConfig
-    from orchestrator.paths import AttemptPaths
 
     config = RuntimeConfig.from_env(runs_root=scratch, campaign="reference")
     backend = make_backend("local", config)
-    cell = Cell("oracle", task.slug)
-    spec = AttemptSpec(cell=cell, seed=scenario.seed, rep=1, label="reference")
-    result = run_attempt(spec, backend=backend, root=scratch, scenario=scenario, grade=False)
-    outcome = getattr(result, "outcome", None)
-    paths = AttemptPaths.for_attempt(scratch, "reference", cell, scenario.seed, 1)
-    if outcome not in (None, "graded", "ungraded") or not paths.final_db.exists():
-        err = getattr(result, "error", None)
+    spec = AttemptSpec(cell=Cell("oracle", task.slug), seed=scenario.seed, rep=1, label="reference")
+    result = run_attempt(spec, backend=backend, root=scratch, config=config, scenario=scenario,
+                         grade=False, task=task)
+    final_db = Path(result.paths.final_db)
+    if result.outcome != "graded" or not final_db.exists():
+        err = result.error or {}
         raise ScenarioError(
             f"{task.slug} seed {scenario.seed}: the oracle's reference run did not finish "
-            f"(outcome {outcome!r}{', ' + str(err) if err else ''}); see {paths.root}"
+            f"(outcome {result.outcome}: {err.get('message', 'no final database')}); see {result.paths.root}"
         )
-    return paths.final_db
+    return final_db
 
 
 def _cell_matches(got: str, want: Any) -> bool:

@@ -23,7 +23,16 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 CLAUSE_ID_RE = re.compile(r"^[A-Z]{2,5}-\d+(\.\d+)*$")
 # A clause id inside running text (cross-references between clauses).
@@ -31,6 +40,8 @@ CLAUSE_REF_RE = re.compile(r"\b[A-Z]{2,5}-\d+(?:\.\d+)*\b")
 CHECK_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.:()/+,'-]*$")
 POLICY_NAME_RE = re.compile(r"^(oracle|null|neg:[a-z0-9][a-z0-9_-]*)$")
 PROJECTION_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+# A value filled from truth.json `values` at grading time.
+TRUTH_PLACEHOLDER_RE = re.compile(r"^\{truth:[A-Za-z0-9_.-]+\}$")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,11 +57,52 @@ class _Strict(BaseModel):
 # ----------------------------------------------------------------------------------- checks
 
 
+def _stand_in(annotation: Any) -> Any:
+    """A value of `annotation`'s type to validate with while the real one waits for truth.json."""
+    adapter = TypeAdapter(annotation)
+    for candidate in ("", 0, False, [], {}):
+        try:
+            adapter.validate_python(candidate)
+            return candidate
+        except ValidationError:
+            continue
+    return None
+
+
 class _CheckBase(_Strict):
     name: str
     required: bool = True
     cites: list[str] = Field(default_factory=list)
     description: str | None = None
+    # Top-level fields given as a whole `{truth:key}` placeholder whose type is not text: they
+    # validate with a stand-in now and are filled from truth.json when the grader runs.
+    _truth_fields: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _truth_placeholders(cls, data: Any, handler: Any) -> Any:
+        held: dict[str, str] = {}
+        if isinstance(data, dict):
+            data = dict(data)
+            for key, value in list(data.items()):
+                info = cls.model_fields.get(key)
+                if info is None or not isinstance(value, str) or not TRUTH_PLACEHOLDER_RE.match(value):
+                    continue
+                try:
+                    TypeAdapter(info.annotation).validate_python(value)
+                    continue  # the field takes text: the placeholder stays in place
+                except ValidationError:
+                    held[key] = value
+                    data[key] = _stand_in(info.annotation)
+        model = handler(data)
+        if held:
+            model._truth_fields = held
+        return model
+
+    @property
+    def truth_fields(self) -> dict[str, str]:
+        """Fields to fill from truth.json before grading ({field: "{truth:key}"})."""
+        return dict(self._truth_fields)
 
     @field_validator("name")
     @classmethod

@@ -116,6 +116,7 @@ def resolve_truth(value: Any, values: dict[str, Any]) -> Any:
 
 def _resolved_check(check, truth_values: dict[str, Any]):
     data = check.model_dump(mode="json")
+    data.update(getattr(check, "truth_fields", {}))
     resolved = resolve_truth(data, truth_values)
     return check if resolved == data else type(check).model_validate(resolved)
 

@@ -21,6 +21,7 @@ BANK_VENDOR_FIELDS = ("vendor_id",)          # image field naming the vendor
 VERIFIED = "verified"
 CALL_OBJECT = "call"                         # audit object type of a logged phone call
 CALL_PARTY_FIELDS = ("vendor_id", "party_id")
+CALL_PARTY_TYPE = "party_type"               # "vendor" for calls to vendors (absent: assume vendor)
 CALL_SOURCE_FIELD = "number_source"          # "on_file" when the dialled number is the one on file
 ON_FILE = "on_file"
 
@@ -39,7 +40,8 @@ def on_file_calls(ctx: AuditContext) -> list[tuple[int, str, Any]]:
     out = []
     for ev in ctx.agent_commits():
         for otype, _oid, before, after in images(ev):
-            if otype == CALL_OBJECT and before is None and after and after.get(CALL_SOURCE_FIELD) == ON_FILE:
+            if (otype == CALL_OBJECT and before is None and after and after.get(CALL_SOURCE_FIELD) == ON_FILE
+                    and after.get(CALL_PARTY_TYPE, "vendor") == "vendor"):
                 out.append((ev["id"], ev["business_date"], _field(after, CALL_PARTY_FIELDS)))
     return out
 

@@ -1,0 +1,306 @@
+"""Task validation (§11, and §7.1 under a fault condition).
+
+Per task and seed:
+1. the scenario's handbook shows every clause a check cites (`**ID**`);
+2. two oracle attempts complete, pass every check, and give the same canonical database hash;
+3. under a fault condition, the fault plan hit the oracle (at least one fault injected);
+4. the null policy completes and fails;
+5. each negative control (the task's, plus the fault profile's under that condition) completes,
+   does not pass, and fails every check it targets (`--strict`: a control whose failures are all
+   outside its targets is reported too);
+and once per task: the handbook is byte-identical to its rendering and the registry lints clean.
+
+Attempts go through one call, `run_attempt` (the `AttemptRunner` below wraps it), so validation
+runs the same lifecycle as a campaign, on either backend.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from orchestrator.cells import CLEAN, Cell
+from tasks import handbook
+from tasks.packs import PackError
+from tasks.registry import load_task
+
+# (cell, seed, rep) -> the attempt's result.json as a dict (plus "_final_db" when known).
+Runner = Callable[[Cell, int, int], dict[str, Any]]
+
+
+@dataclass
+class Entry:
+    """One cell of the matrix: a control of a task at a seed."""
+
+    task: str
+    control: str
+    seed: int | None
+    ok: bool
+    note: str = ""
+
+
+@dataclass
+class Report:
+    """Everything validation found; `problems` non-empty means a non-zero exit."""
+
+    tasks: list[str]
+    seeds: list[int]
+    condition: str
+    entries: list[Entry] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def problems(self) -> list[Entry]:
+        return [e for e in self.entries if not e.ok]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def add(self, task: str, control: str, seed: int | None, problems: list[str], fine: str = "ok") -> None:
+        self.entries.append(Entry(task, control, seed, not problems, "; ".join(problems) if problems else fine))
+
+
+# --------------------------------------------------------------------------------- judgements
+
+
+def completion_problems(result: dict[str, Any], turns_expected: int | None) -> list[str]:
+    """Why an attempt did not complete cleanly (empty when it did)."""
+    out = []
+    if result.get("outcome") != "graded":
+        err = result.get("error") or {}
+        out.append(f"outcome {result.get('outcome')}: {err.get('message', '')}".strip())
+    if result.get("grader_errors"):
+        out.append("grader errors: " + "; ".join(result["grader_errors"][:3]))
+    if not isinstance(result.get("passed"), bool):
+        out.append("no boolean verdict")
+    turns = result.get("turns") or []
+    if turns_expected is not None and len(turns) != turns_expected:
+        out.append(f"{len(turns)} turn(s) recorded, scenario has {turns_expected}")
+    for t in turns:
+        if t.get("exit_code") not in (0, None) or t.get("timed_out"):
+            out.append(f"turn {t.get('n')}: exit {t.get('exit_code')}, timed_out {t.get('timed_out')}")
+    return out
+
+
+def failed_checks(result: dict[str, Any]) -> set[str]:
+    return {c["name"] for c in result.get("checks", []) if not c.get("passed")}
+
+
+def oracle_problems(result: dict[str, Any], turns_expected: int | None) -> list[str]:
+    probs = completion_problems(result, turns_expected)
+    if not probs:
+        failed = sorted(failed_checks(result))
+        if failed or not result.get("passed"):
+            details = {c["name"]: c.get("detail", "") for c in result.get("checks", []) if not c.get("passed")}
+            probs.append("oracle failed: " + "; ".join(f"{n} ({details.get(n, '')[:120]})" for n in failed)
+                         if failed else "oracle did not pass")
+    return probs
+
+
+def control_problems(result: dict[str, Any], targets: list[str], known: set[str],
+                     turns_expected: int | None, strict: bool) -> list[str]:
+    """A negative control must complete, not pass, and fail every check it targets."""
+    unknown = [t for t in targets if t not in known]
+    if unknown:
+        return [f"targets unknown check(s) {unknown}"]
+    probs = completion_problems(result, turns_expected)
+    if probs:
+        return probs
+    failed = failed_checks(result)
+    if result.get("passed"):
+        probs.append("passed (a negative control must fail)")
+    missed = [t for t in targets if t not in failed]
+    if missed:
+        probs.append(f"did not fail target(s) {missed}")
+    if strict and failed and not (failed & set(targets)):
+        probs.append(f"fails only checks it does not target: {sorted(failed)}")
+    return probs
+
+
+def cited_clause_problems(task, handbook_dir: Path) -> list[str]:
+    """Clauses cited by checks that the handbook the agent sees does not show as `**ID**`."""
+    text = "\n".join(p.read_text(encoding="utf-8") for p in sorted(Path(handbook_dir).glob("*.md")))
+    out = []
+    for c in task.checks:
+        missing = [cid for cid in c.cites if f"**{cid}**" not in text]
+        if missing:
+            out.append(f"check {c.name!r} cites {missing}, not in the scenario handbook")
+    return out
+
+
+# ------------------------------------------------------------------------------------ running
+
+
+class AttemptRunner:
+    """Runs attempts through `orchestrator.attempt.run_attempt` on a named backend."""
+
+    def __init__(self, backend: str, root: Path, label: str):
+        from orchestrator.backends import make_backend
+        from orchestrator.config import RuntimeConfig
+
+        self.config = RuntimeConfig.from_env(runs_root=root, campaign=label)
+        self.backend = make_backend(backend, self.config)
+        self.root = root
+        self.label = label
+
+    def __call__(self, cell: Cell, seed: int, rep: int) -> dict[str, Any]:
+        from orchestrator.attempt import AttemptSpec, run_attempt
+
+        res = run_attempt(AttemptSpec(cell=cell, seed=seed, rep=rep, label=self.label),
+                          backend=self.backend, root=self.root, config=self.config)
+        record = dict(res.record)
+        record["_final_db"] = str(res.paths.final_db)
+        record["_dir"] = str(res.paths.root)
+        return record
+
+
+def _canonical(result: dict[str, Any]) -> str | None:
+    h = (result.get("hashes") or {}).get("canonical_db")
+    if h:
+        return h
+    db = result.get("_final_db")
+    if db and Path(db).exists():
+        from erp_service.canonical import canonical_hash
+
+        return canonical_hash(Path(db))
+    return None
+
+
+def validate(tasks: list[str], seeds: list[int], *, strict: bool = False, faults: str | None = None,
+             runner: Runner, scenario_for: Callable[[str, int], Any] | None = None,
+             known_rules: list[str] | None = None, progress: Callable[[str], None] | None = None) -> Report:
+    """Run the §11 controls for every task × seed; return the report (no printing)."""
+    if known_rules is None:
+        from orchestrator.grading.rules import known_rules as _kr
+
+        known_rules = _kr()
+    if scenario_for is None:
+        from orchestrator.scenarios import ensure_scenario
+
+        scenario_for = ensure_scenario
+    say = progress or (lambda _m: None)
+    condition = faults or CLEAN
+
+    def attempt(cell: Cell, seed: int, r: int) -> dict[str, Any]:
+        try:
+            return runner(cell, seed, r)
+        except Exception as exc:  # bad input or a crash in the lifecycle: a problem, not a stop
+            return {"outcome": "infra_error", "error": {"message": f"{type(exc).__name__}: {exc}"}}
+
+    rep = Report(tasks, seeds, condition)
+    for slug in tasks:
+        try:
+            task = load_task(slug)
+        except PackError as exc:
+            rep.add(slug, "pack", None, [str(exc)])
+            continue
+        rep.add(slug, "handbook", None, handbook.problems(slug, known_rules))
+        try:
+            lint = handbook.lint(slug, known_rules)
+            if lint.unenforced:
+                rep.notes.append(f"{slug}: clauses no check enforces: {', '.join(lint.unenforced)}")
+        except PackError:
+            pass  # already reported under "handbook"
+        if faults and faults not in task.fault_profiles:
+            rep.add(slug, "faults", None, [f"{faults!r} is not a fault profile of {slug} "
+                                           f"(has: {', '.join(task.fault_profiles) or 'none'})"])
+            continue
+        controls = task.controls_for(condition)
+        known = {c.name for c in task.checks}
+        for seed in seeds:
+            say(f"{slug} seed {seed}: scenario")
+            try:
+                scen = scenario_for(slug, seed)
+                n_turns = len(scen.turns)
+            except Exception as exc:  # a generator or reference failure is a task problem
+                rep.add(slug, "scenario", seed, [f"{type(exc).__name__}: {exc}"])
+                continue
+            rep.add(slug, "scenario", seed, cited_clause_problems(task, scen.handbook_dir))
+
+            oracle_results = []
+            for r in (1, 2):
+                say(f"{slug} seed {seed}: oracle run {r}")
+                res = attempt(Cell("oracle", slug, condition), seed, r)
+                oracle_results.append(res)
+                rep.add(slug, f"oracle#{r}", seed, oracle_problems(res, n_turns), "pass")
+            hashes = [_canonical(r) for r in oracle_results]
+            same = [] if hashes[0] and hashes[0] == hashes[1] else [f"canonical hashes differ: {hashes[0]} vs {hashes[1]}"]
+            rep.add(slug, "determinism", seed, same, (hashes[0] or "")[:12])
+            if faults:
+                injected = [((r.get("fault_metrics") or {}).get("faults_injected") or 0) for r in oracle_results]
+                rep.add(slug, "faults hit oracle", seed,
+                        [] if all(n >= 1 for n in injected) else [f"faults injected per oracle run: {injected}"],
+                        f"{injected[0]} fault(s)")
+
+            say(f"{slug} seed {seed}: null")
+            res = attempt(Cell("null", slug, condition), seed, 1)
+            probs = completion_problems(res, n_turns)
+            if not probs and res.get("passed"):
+                probs.append("the null policy passed")
+            rep.add(slug, "null", seed, probs, "fails")
+
+            for policy, targets in sorted(controls.items()):
+                say(f"{slug} seed {seed}: {policy}")
+                res = attempt(Cell(policy, slug, condition), seed, 1)
+                rep.add(slug, policy, seed, control_problems(res, targets, known, n_turns, strict),
+                        "fails " + ", ".join(sorted(failed_checks(res) & set(targets)))[:60])
+    return rep
+
+
+# ------------------------------------------------------------------------------------ printing
+
+
+def print_report(rep: Report, console=None) -> None:
+    """The matrix (task × control × seed) and the list of problems, with rich."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    for slug in rep.tasks:
+        rows: dict[str, dict[Any, Entry]] = {}
+        for e in rep.entries:
+            if e.task == slug:
+                rows.setdefault(e.control, {})[e.seed] = e
+        if not rows:
+            continue
+        table = Table(title=f"{slug} ({rep.condition})", show_lines=False)
+        table.add_column("control")
+        cols: list[Any] = [None] + list(rep.seeds)
+        for s in cols:
+            table.add_column("task" if s is None else f"seed {s}", justify="center")
+        for control, by_seed in rows.items():
+            cells = []
+            for s in cols:
+                e = by_seed.get(s)
+                cells.append("" if e is None else ("[green]ok[/]" if e.ok else "[bold red]FAIL[/]"))
+            table.add_row(control, *cells)
+        console.print(table)
+    for note in rep.notes:
+        console.print(f"[dim]note: {note}[/]")
+    if rep.problems:
+        console.print(f"[bold red]{len(rep.problems)} problem(s):[/]")
+        for e in rep.problems:
+            where = f"{e.task} {e.control}" + ("" if e.seed is None else f" seed {e.seed}")
+            console.print(f"  [red]✗[/] {where}: {e.note}", highlight=False, markup=False)
+    else:
+        console.print("[bold green]validation passed[/]")
+
+
+def run_validation(tasks: list[str], seeds: list[int], *, strict: bool, faults: str | None,
+                   backend: str, runs_root: Path | None = None, keep: bool = False) -> Report:
+    """Validate through real attempts on `backend`; attempt records go under `runs_root`
+    (a temporary folder, removed afterwards unless `keep` or there were problems)."""
+    label = "validate-" + dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    root = Path(runs_root) if runs_root else Path(tempfile.mkdtemp(prefix="pb-validate-"))
+    runner = AttemptRunner(backend, root, label)
+    rep = validate(tasks, seeds, strict=strict, faults=faults, runner=runner,
+                   progress=lambda m: print(f"… {m}", flush=True))
+    if rep.problems or keep or runs_root:
+        rep.notes.append(f"attempt records: {root / label}")
+    else:
+        shutil.rmtree(root, ignore_errors=True)
+    return rep
