@@ -129,13 +129,13 @@ def _hash_tree(h: "hashlib._Hash", base: Path, rel: str) -> None:
 def task_tree_hash(slug: str, *, repo: Path = REPO_ROOT) -> str:
     """SHA-256 over the pack, its parent packs, shared task code and the ERP/agent sources."""
     h = hashlib.sha256(b"scenario-v1\n")
-    chain = []
+    seen: list[str] = []
     cur: str | None = slug
-    while cur is not None and cur not in chain:
-        chain.append(cur)
-        cur = load_task(cur).variant_of
-    for s in chain:
-        _hash_tree(h, repo, f"tasks/{s}")
+    while cur is not None and cur not in seen:
+        seen.append(cur)
+        pack = load_task(cur)
+        _hash_tree(h, pack.dir.parent, pack.dir.name)
+        cur = pack.variant_of
     for rel in _SHARED_TREES + _SHARED_FILES:
         _hash_tree(h, repo, rel)
     return h.hexdigest()

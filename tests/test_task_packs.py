@@ -171,3 +171,17 @@ def test_generate_failure_is_clear(tmp_path):
     (d / "gen.py").write_text("raise SystemExit('boom: no company')\n")
     with pytest.raises(GenerationError, match="tiny: gen.py --seed 1 exited 1:\nboom: no company"):
         load_task("tiny", tmp_path).generate(1, tmp_path / "scen")
+
+
+def test_truth_placeholder_in_a_typed_field(tmp_path):
+    text = TASK_YAML.format(slug="tiny").replace(
+        "    key: [vendor, invoice_no]\n    cites: [PAY-1.1]",
+        "    key: [vendor, invoice_no]\n    cites: [PAY-1.1]\n  - name: amounts\n    type: state_values\n"
+        "    projection: pays\n    key: vendor\n    columns: [amount]\n    tolerance: '{truth:tol}'", 1)
+    write_pack(tmp_path, task=text, render=False)
+    chk = load_task("tiny", tmp_path).check("amounts")
+    assert chk.tolerance == 0 and chk.truth_fields == {"tolerance": "{truth:tol}"}
+    # A placeholder that is not a whole value still fails a typed field clearly.
+    write_pack(tmp_path, task=text.replace("'{truth:tol}'", "'x{truth:tol}'"), render=False)
+    with pytest.raises(PackError, match=r"checks\[1:amounts\].tolerance"):
+        load_task("tiny", tmp_path)

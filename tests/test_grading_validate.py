@@ -1,0 +1,141 @@
+"""Validation logic (§11) with a scripted attempt runner: which results count as problems."""
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from orchestrator.validate import Report, control_problems, print_report, validate
+from grading_fixtures import TASK_YAML, write_pack
+
+CHECKS = ["payments set", "no held invoice paid"]
+
+
+def result(passed, failed=(), outcome="graded", turns=1, **kw):
+    return {"outcome": outcome, "passed": passed, "grader_errors": [],
+            "checks": [{"name": n, "passed": n not in failed} for n in CHECKS],
+            "turns": [{"n": i + 1, "exit_code": 0, "timed_out": False} for i in range(turns)],
+            "hashes": {"canonical_db": kw.pop("hash", "h1")}, **kw}
+
+
+@dataclass
+class Scen:
+    handbook_dir: Path
+    turns: list
+
+
+@pytest.fixture
+def pack(tmp_path, monkeypatch):
+    monkeypatch.setenv("PB_TASKS_ROOT", str(tmp_path))
+    write_pack(tmp_path)
+    return tmp_path
+
+
+def run(pack, outcomes, **kw):
+    """outcomes: system -> result dict (or callable(seed, rep) -> dict)."""
+    def runner(cell, seed, rep):
+        r = outcomes[cell.system]
+        return r(seed, rep) if callable(r) else r
+
+    scen = Scen(pack / "tiny" / "handbook", [object()])
+    return validate(["tiny"], [0, 1], runner=runner, scenario_for=lambda s, n: scen,
+                    known_rules=["pay_held_invoice"], **kw)
+
+
+def test_all_good(pack):
+    rep = run(pack, {"oracle": result(True), "null": result(False, CHECKS),
+                     "neg:pay_all": result(False, CHECKS)}, strict=True)
+    assert rep.ok, [(e.control, e.note) for e in rep.problems]
+    controls = {e.control for e in rep.entries}
+    assert {"handbook", "scenario", "oracle#1", "oracle#2", "determinism", "null", "neg:pay_all"} <= controls
+    buf = io.StringIO()
+    from rich.console import Console
+
+    print_report(rep, Console(file=buf, width=120))
+    assert "validation passed" in buf.getvalue()
+
+
+def test_problems_detected(pack):
+    rep = run(pack, {
+        "oracle": lambda seed, r: result(True, hash=f"h{r}") if seed == 0 else result(False, ["payments set"]),
+        "null": result(True),
+        "neg:pay_all": result(False, ["payments set"]),
+    })
+    probs = {(e.control, e.seed): e.note for e in rep.problems}
+    assert "canonical hashes differ" in probs[("determinism", 0)]
+    assert "oracle failed: payments set" in probs[("oracle#1", 1)]
+    assert probs[("null", 0)] == "the null policy passed"
+    assert "did not fail target(s) ['no held invoice paid']" in probs[("neg:pay_all", 0)]
+    buf = io.StringIO()
+    from rich.console import Console
+
+    print_report(rep, Console(file=buf, width=160))
+    assert "problem(s)" in buf.getvalue() and "FAIL" in buf.getvalue()
+
+
+def test_incomplete_attempts_are_problems(pack):
+    bad_turn = result(False, CHECKS)
+    bad_turn["turns"][0]["timed_out"] = True
+    rep = run(pack, {"oracle": result(True), "null": result(False, CHECKS, outcome="infra_error", error={"message": "boom"}),
+                     "neg:pay_all": bad_turn})
+    probs = {e.control: e.note for e in rep.problems}
+    assert "outcome infra_error: boom" in probs["null"]
+    assert "timed_out True" in probs["neg:pay_all"]
+
+
+def test_runner_exception_is_a_problem_not_a_crash(pack):
+    def boom(seed, rep):
+        raise RuntimeError("no such system")
+
+    rep = run(pack, {"oracle": result(True), "null": boom, "neg:pay_all": result(False, CHECKS)})
+    assert any("RuntimeError: no such system" in e.note for e in rep.problems)
+
+
+def test_strict_flags_control_failing_only_other_checks():
+    assert control_problems(result(False, ["no held invoice paid"]), ["payments set"], set(CHECKS), 1, strict=True) == [
+        "did not fail target(s) ['payments set']",
+        "fails only checks it does not target: ['no held invoice paid']",
+    ]
+    assert control_problems(result(False, CHECKS), ["payments set"], set(CHECKS), 1, strict=True) == []
+
+
+def test_faults_need_a_profile_and_a_hit(pack):
+    rep = run(pack, {}, faults="lost-writes")
+    assert any("not a fault profile of tiny" in e.note for e in rep.problems)
+    text = TASK_YAML.format(slug="tiny") + (
+        "fault_profiles:\n  lost-writes:\n    faults: 'lost_response:POST /x@1'\n"
+        "    negative_controls:\n      neg:blind-retry: [no held invoice paid]\n")
+    write_pack(pack, task=text)
+    oracle_hit = result(True, fault_metrics={"faults_injected": 2})
+    oracle_miss = result(True, fault_metrics={"faults_injected": 0})
+    rep = run(pack, {"oracle": lambda s, r: oracle_hit if s == 0 else oracle_miss,
+                     "null": result(False, CHECKS), "neg:pay_all": result(False, CHECKS),
+                     "neg:blind-retry": result(True)}, faults="lost-writes")
+    probs = {(e.control, e.seed): e.note for e in rep.problems}
+    assert ("faults hit oracle", 0) not in probs
+    assert "faults injected per oracle run: [0, 0]" in probs[("faults hit oracle", 1)]
+    assert "passed (a negative control must fail)" in probs[("neg:blind-retry", 0)]
+    assert rep.condition == "lost-writes"
+
+
+def test_cited_clause_missing_from_scenario_handbook(pack, tmp_path):
+    hb = tmp_path / "other-hb"
+    hb.mkdir()
+    (hb / "payments.md").write_text("**PAY-1.1** only\n")
+
+    def runner(cell, seed, rep):
+        return result(True) if cell.system == "oracle" else result(False, CHECKS)
+
+    rep = validate(["tiny"], [0], runner=runner, scenario_for=lambda s, n: Scen(hb, [1]),
+                   known_rules=["pay_held_invoice"])
+    assert any("cites ['PAY-2.1'], not in the scenario handbook" in e.note for e in rep.problems)
+
+
+def test_report_ok_property():
+    rep = Report(["t"], [0], "clean")
+    rep.add("t", "x", 0, [])
+    assert rep.ok
+    rep.add("t", "y", 0, ["bad"])
+    assert not rep.ok and rep.problems[0].note == "bad"
