@@ -127,11 +127,18 @@ class ScenarioCache:
         self._lock = threading.Lock()
         self._items: dict[tuple[str, int], Any] = {}
 
+    def put(self, task: str, seed: int | None, scenario: Any) -> None:
+        """Use a prepared scenario (seed None: for every seed of the task)."""
+        with self._lock:
+            self._items[(task, seed)] = scenario
+
     def get(self, task: str, seed: int) -> Any:
         from orchestrator.scenarios import ensure_scenario
 
         with self._lock:
             key = (task, seed)
+            if key not in self._items and (task, None) in self._items:  # one scenario for every seed
+                return self._items[(task, None)]
             if key not in self._items:
                 self._items[key] = ensure_scenario(task, seed)
             return self._items[key]
@@ -146,8 +153,13 @@ def make_runner(
     systems_file: str | None,
     config: Any = None,
     scenarios: ScenarioCache | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> AttemptRunner:
-    """An `AttemptRunner` that runs attempts through `orchestrator.attempt.run_attempt`."""
+    """An `AttemptRunner` that runs attempts through `orchestrator.attempt.run_attempt`.
+
+    `extra` holds further keyword arguments of `run_attempt` (e.g. `task=` and `grade=` for a
+    test scenario that has no task pack).
+    """
     from orchestrator.attempt import AttemptSpec, run_attempt
     from orchestrator.cells import Cell
     from orchestrator.errors import ConfigError
@@ -164,7 +176,7 @@ def make_runner(
             timeout_override_s=turn_timeout_s,
             systems_file=Path(systems_file) if systems_file else None,
         )
-        kwargs: dict[str, Any] = {}
+        kwargs: dict[str, Any] = dict(extra or {})
         if "cancel" in accepts:  # the runtime may learn to cut an attempt short on stop
             kwargs["cancel"] = cancel
         if config is not None and "config" in accepts:
