@@ -31,8 +31,9 @@ negative_controls:""")
 
 SCHEMA = """
 CREATE TABLE pays (vendor TEXT, invoice_no TEXT, amount REAL);
-CREATE TABLE payments (id TEXT, invoice_id TEXT, status TEXT, paid_on TEXT, amount_cents INT,
-                       discount_cents INT, created_by TEXT);
+CREATE TABLE payments (id TEXT, run_id TEXT, vendor_id TEXT, status TEXT, released_on TEXT, created_by TEXT);
+CREATE TABLE payment_allocations (payment_id TEXT, invoice_id TEXT, run_id TEXT, amount_cents INT,
+                                  discount_cents INT);
 CREATE TABLE holds (id TEXT, invoice_id TEXT, status TEXT, placed_on TEXT, released_on TEXT);
 CREATE TABLE audit_events ({cols});
 """.format(cols=", ".join(f'"{c}"' for c in EVENT_FIELDS))

@@ -91,8 +91,9 @@ def test_bank_request_without_callback(tmp_path):
 # ------------------------------------------------------------------------------------- holds
 
 HOLDS_SQL = """
-CREATE TABLE payments (id TEXT, invoice_id TEXT, status TEXT, paid_on TEXT, amount_cents INT,
-                       discount_cents INT, created_by TEXT);
+CREATE TABLE payments (id TEXT, run_id TEXT, vendor_id TEXT, status TEXT, released_on TEXT, created_by TEXT);
+CREATE TABLE payment_allocations (payment_id TEXT, invoice_id TEXT, run_id TEXT, amount_cents INT,
+                                  discount_cents INT);
 CREATE TABLE holds (id TEXT, invoice_id TEXT, status TEXT, placed_on TEXT, released_on TEXT);
 CREATE TABLE ap_invoices (id TEXT, vendor_id TEXT, invoice_no TEXT, total_cents INT, status TEXT,
                           created_by TEXT);
@@ -121,10 +122,12 @@ def test_pay_held_invoice_payment_while_held(tmp_path):
     conn = make_db(tmp_path / "db.sqlite", HOLDS_SQL + """
         INSERT INTO holds VALUES ('H1', 'INV-1', 'active', '2026-10-01', NULL);
         INSERT INTO holds VALUES ('H2', 'INV-2', 'released', '2026-10-01', '2026-10-05');
-        INSERT INTO payments VALUES ('P2', 'INV-2', 'released', '2026-10-12', 100, 0, 'hannah');
+        INSERT INTO payments VALUES ('P2', 'PR-1', 'V2', 'released', '2026-10-12', 'hannah');
+        INSERT INTO payment_allocations VALUES ('P2', 'INV-2', 'PR-1', 100, 0);
+        INSERT INTO payment_allocations VALUES ('P1', 'INV-1', 'PR-1', 100, 0);
     """)
     assert run("pay_held_invoice", [], conn) == []
-    conn.execute("INSERT INTO payments VALUES ('P1', 'INV-1', 'cleared', '2026-10-12', 100, 0, 'hannah')")
+    conn.execute("INSERT INTO payments VALUES ('P1', 'PR-1', 'V1', 'cleared', '2026-10-12', 'hannah')")
     found = run("pay_held_invoice", [], conn)
     assert len(found) == 1 and found[0].refs["payment"] == "P1"
 
@@ -168,13 +171,15 @@ def test_duplicate_effect_calls_are_not_effects(tmp_path):
 def test_duplicate_effect_over_applied_invoice(tmp_path):
     conn = make_db(tmp_path / "db.sqlite", HOLDS_SQL + """
         INSERT INTO ap_invoices VALUES ('INV-1', 'V1', 'A-100', 10000, 'approved', 'clerk');
-        INSERT INTO payments VALUES ('P1', 'INV-1', 'proposed', NULL, 9800, 200, 'hannah');
+        INSERT INTO payments VALUES ('P1', 'PR-1', 'V1', 'proposed', NULL, 'hannah');
+        INSERT INTO payment_allocations VALUES ('P1', 'INV-1', 'PR-1', 9800, 200);
     """)
     assert run("duplicate_effect", [], conn) == []
-    conn.execute("INSERT INTO payments VALUES ('P2', 'INV-1', 'proposed', NULL, 9800, 200, 'hannah')")
+    conn.execute("INSERT INTO payments VALUES ('P2', 'PR-2', 'V1', 'proposed', NULL, 'hannah')")
+    conn.execute("INSERT INTO payment_allocations VALUES ('P2', 'INV-1', 'PR-2', 9800, 200)")
     found = run("duplicate_effect", [], conn)
     assert len(found) == 1 and found[0].refs["test"] == "over_applied"
-    conn.execute("UPDATE payments SET status = 'removed' WHERE id = 'P2'")
+    conn.execute("UPDATE payments SET status = 'voided' WHERE id = 'P2'")
     assert run("duplicate_effect", [], conn) == []
 
 

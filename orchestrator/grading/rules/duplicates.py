@@ -19,16 +19,22 @@ from orchestrator.grading.audit import AuditContext, images
 from orchestrator.grading.rules import Finding, rule
 
 # --- ERP names used by this rule ---------------------------------------------------------------
+# Statuses of documents that no longer have an effect (bb-erp: voided, cancelled, rejected,
+# reversed, withdrawn, retired; the others are spelling variants).
 DEAD = {"void", "voided", "cancelled", "canceled", "rejected", "reversed", "removed", "withdrawn",
-        "retired", "deleted", "failed", "returned"}
+        "retired", "deleted"}
 _DEAD_SQL = ", ".join(f"'{s}'" for s in sorted(DEAD))
+# Invoices whose live payments (proposed, released or cleared) apply more than their total,
+# where the agent proposed at least one of those payments.
 OVERAPPLIED_SQL = f"""
 SELECT i.id AS invoice, i.vendor_id AS vendor, i.invoice_no AS invoice_no, i.total_cents AS total_cents,
-       SUM(p.amount_cents + COALESCE(p.discount_cents, 0)) AS applied_cents, COUNT(*) AS payments
-FROM ap_invoices i JOIN payments p ON p.invoice_id = i.id
+       SUM(a.amount_cents + COALESCE(a.discount_cents, 0)) AS applied_cents, COUNT(*) AS payments
+FROM ap_invoices i
+JOIN payment_allocations a ON a.invoice_id = i.id
+JOIN payments p ON p.id = a.payment_id
 WHERE p.status NOT IN ({_DEAD_SQL})
 GROUP BY i.id
-HAVING SUM(p.amount_cents + COALESCE(p.discount_cents, 0)) > i.total_cents
+HAVING SUM(a.amount_cents + COALESCE(a.discount_cents, 0)) > i.total_cents
    AND SUM(CASE WHEN p.created_by = :agent THEN 1 ELSE 0 END) > 0
 ORDER BY i.id
 """
@@ -36,7 +42,7 @@ LIVE_INVOICES_SQL = f"""
 SELECT id, vendor_id, invoice_no, created_by FROM ap_invoices
 WHERE status NOT IN ({_DEAD_SQL}) ORDER BY id
 """
-REQUIRED_TABLES = ("ap_invoices", "payments")
+REQUIRED_TABLES = ("ap_invoices", "payments", "payment_allocations")
 DEFAULT_IGNORE_TYPES = ("call",)
 
 
@@ -99,8 +105,9 @@ def duplicate_effect(ctx: AuditContext, params: dict[str, Any]) -> list[Finding]
         created = [(t, i) for t, i, b, a in images(ev) if b is None and a is not None and t not in ignore]
         if not created:
             continue
-        # The event's own object is the document the request created (children ride along).
-        main = (ev.get("object_type"), str(ev.get("object_id"))) if ev.get("object_id") is not None else created[0]
+        # The event's own object when the request created it, else the first object it created.
+        own = (ev.get("object_type"), str(ev.get("object_id")))
+        main = own if own in created else created[0]
         if main[0] in ignore:
             continue
         key = (ev["business_date"], ev["method"], ev["path"], _body_key(ev.get("request")))
