@@ -9,7 +9,7 @@ from __future__ import annotations
 READ_ONLY: list[str] = []  # reads need no permission beyond a valid token (box-scoped data aside)
 
 _PURCHASING = ["req.create", "req.submit", "req.cancel", "po.create", "po.add_line", "po.update_line",
-               "po.send", "po.cancel", "po.close_line", "vendor.request", "msg.send", "msg.dispose",
+               "po.send", "po.cancel", "po.close_line", "po.close", "vendor.request", "msg.send", "msg.dispose",
                "escalate", "call", "box.purchasing"]
 _AP = ["ap.enter", "ap.update_line", "ap.hold", "ap.validate", "ap.reject", "msg.send", "msg.dispose",
        "escalate", "call", "vendor.request", "box.ap"]
@@ -21,7 +21,7 @@ ROLES: dict[str, tuple[str, list[str]]] = {
                   ["req.create", "req.submit", "req.cancel", "req.approve", "req.reject", "req.return",
                    "req.forward", "msg.send", "escalate", "call", "box.general"]),
     "purchasing_manager": ("Purchasing manager: approves requisitions and POs within limit.",
-                           _PURCHASING + ["req.approve", "req.reject", "req.return", "req.forward",
+                           _PURCHASING + ["req.approve", "req.reject", "req.return", "req.forward", "po.approve",
                                           "vendor.create", "vendor.update", "item.update"]),
     "buyer": ("Buyer: converts requisitions into purchase orders.", _PURCHASING),
     "receiver": ("Receiver: posts and reverses receipts.",
@@ -52,10 +52,10 @@ ROLES: dict[str, tuple[str, list[str]]] = {
                              ["inv.transfer", "inv.adjust", "msg.send", "msg.dispose", "escalate", "call",
                               "box.warehouse"]),
     "order_entry": ("Order entry: sales orders.",
-                    ["so.create", "so.update_line", "so.hold", "so.cancel", "msg.send", "msg.dispose",
+                    ["so.create", "so.update_line", "so.hold", "so.cancel", "so.allocate", "msg.send", "msg.dispose",
                      "escalate", "call", "box.sales"]),
     "shipping": ("Shipping and billing: shipments and customer invoices.",
-                 ["so.ship", "ar.invoice", "msg.send", "msg.dispose", "escalate", "call", "box.shipping"]),
+                 ["so.ship", "so.allocate", "ar.invoice", "msg.send", "msg.dispose", "escalate", "call", "box.shipping"]),
     "credit_manager": ("Credit manager: credit holds and releases.",
                        ["so.release_hold", "so.hold", "customer.update", "msg.send", "msg.dispose",
                         "escalate", "call", "box.credit"]),
@@ -65,7 +65,7 @@ ROLES: dict[str, tuple[str, list[str]]] = {
     "analyst": ("Analyst: read-only.", []),
     "admin": ("Administrator: everything.", ["*"]),
     "vendor_bot": ("Counterparty: vendors.", ["po.acknowledge", "vendor.respond", "msg.deliver"]),
-    "bank_bot": ("Counterparty: the bank.", ["bank.post"]),
+    "bank_bot": ("Counterparty: the bank.", ["bank.post", "ar.remit"]),
     "mail_bot": ("Counterparty: mail delivery.", ["msg.deliver"]),
 }
 

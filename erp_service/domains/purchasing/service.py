@@ -1,0 +1,742 @@
+"""Purchasing service functions: requisitions with delegation-of-authority routing, purchase
+orders, acknowledgements and vendor requests. Hard controls raise 409 problems; nothing here
+commits (the pipeline owns the transaction)."""
+from __future__ import annotations
+
+import datetime as dt
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any, Callable
+
+from pydantic import Field
+from sqlalchemy import select
+
+from ...http.api import In
+from ...kernel.errors import forbidden, invalid, not_found, refused
+from ...kernel.identity import load_actor, users
+from ...kernel.money import Quantity, from_cents, q4
+from ...kernel.schema import metadata
+from ...kernel.tx import Tx
+from .. import org
+from ..masterdata import agreement_price, items
+from .tables import (approval_requests, po_acknowledgements, po_lines, purchase_orders, requisition_lines,
+                     requisitions, vendor_requests)
+
+EPS = 1e-9
+OPEN_PO = ("sent", "partially_received")
+REQUEST_KINDS = ("expedite", "defer", "cancel", "dispute", "copy_request")
+
+#: Called after a vendor request is recorded: fn(tx, request_row). The payables domain uses it
+#: to mark a disputed invoice.
+VENDOR_REQUEST_HOOKS: list[Callable[[Tx, dict[str, Any]], None]] = []
+
+
+def register_vendor_request_hook(fn: Callable[[Tx, dict[str, Any]], None]) -> None:
+    """Run `fn(tx, vendor_request)` whenever a vendor request is created (same transaction)."""
+    VENDOR_REQUEST_HOOKS.append(fn)
+
+
+def line_cents(qty: float, price: float) -> int:
+    """Extended amount of a line in cents, rounded half up."""
+    return int((Decimal(str(qty)) * Decimal(str(price)) * 100).quantize(Decimal("1"), rounding=ROUND_HALF_UP))
+
+
+def vendor_row(tx: Tx, vendor_id: str) -> dict[str, Any]:
+    """The vendor (table `vendors`, owned by the vendors domain), or 404."""
+    vendors = metadata.tables.get("vendors")
+    if vendors is None:
+        raise invalid("Vendors are not set up in this company.")
+    return tx.get(vendors, vendor_id, "vendor")
+
+
+def require_active_vendor(tx: Tx, vendor_id: str) -> dict[str, Any]:
+    """The vendor, refused with vendor_inactive unless its status is active."""
+    v = vendor_row(tx, vendor_id)
+    if v.get("status") != "active":
+        raise refused("vendor_inactive", f"Vendor {vendor_id} is {v.get('status')}; no new orders can be placed.",
+                      vendor_id=vendor_id)
+    return v
+
+
+# Requisitions ---------------------------------------------------------------------------------
+
+class ReqLineIn(In):
+    """One requested item or service."""
+
+    item_id: str | None = None
+    description: str | None = Field(None, max_length=500)
+    qty: Quantity = Field(gt=0)
+    unit_price: Quantity | None = Field(None, ge=0, description="Estimated unit price; defaults to standard cost")
+    vendor_id: str | None = None
+    account_id: str | None = None
+    need_by: dt.date | None = None
+
+
+class RequisitionIn(In):
+    """A new requisition (draft)."""
+
+    department_id: str | None = None
+    need_by: dt.date | None = None
+    note: str | None = Field(None, max_length=4000)
+    lines: list[ReqLineIn] = Field(min_length=1, max_length=200)
+
+
+class ForwardIn(In):
+    """Route a requisition to the next approver."""
+
+    to: str
+    note: str | None = Field(None, max_length=2000)
+
+
+class NoteIn(In):
+    """An optional note with a decision."""
+
+    note: str | None = Field(None, max_length=2000)
+
+
+def create_requisition(tx: Tx, body: RequisitionIn) -> dict[str, Any]:
+    """Record a draft requisition for the acting user."""
+    user = tx.get(users, tx.actor.user_id, "user")
+    dept = body.department_id or user["department_id"]
+    if body.department_id and tx.find(org.departments, id=body.department_id) is None:
+        raise not_found("department", body.department_id)
+    lines = []
+    for n, l in enumerate(body.lines, start=1):
+        item = tx.find(items, id=l.item_id) if l.item_id else None
+        if l.item_id and item is None:
+            raise not_found("item", l.item_id)
+        if item is None and not l.description:
+            raise invalid(f"Line {n}: give an item_id or a description.")
+        if l.vendor_id:
+            vendor_row(tx, l.vendor_id)
+        price = q4(l.unit_price if l.unit_price is not None else (item["standard_cost"] if item else 0))
+        qty = q4(l.qty)
+        lines.append(dict(line_no=n, item_id=l.item_id, description=l.description or item["description"],
+                          qty=qty, uom=item["uom"] if item else None, unit_price=price,
+                          amount_cents=line_cents(qty, price), vendor_id=l.vendor_id, account_id=l.account_id,
+                          need_by=(l.need_by or body.need_by).isoformat() if (l.need_by or body.need_by) else None))
+    doc = tx.create_doc("requisition", requisitions, "REQ", "draft", requester=tx.actor.user_id,
+                        department_id=dept, need_by=body.need_by.isoformat() if body.need_by else None,
+                        note=body.note, total_cents=sum(l["amount_cents"] for l in lines))
+    for l in lines:
+        tx.insert(requisition_lines, requisition_id=doc["id"], **l)
+    return requisition_view(tx, doc["id"])
+
+
+def _first_approver(tx: Tx, req: dict[str, Any]) -> str:
+    """The delegation-of-authority's first approver: the department head (the requester's
+    manager when the requester heads the department)."""
+    dept = tx.find(org.departments, id=req["department_id"]) if req["department_id"] else None
+    head = dept["head_user_id"] if dept else None
+    if head and head != req["requester"]:
+        return head
+    requester = tx.find(users, id=req["requester"])
+    if requester and requester["manager_id"]:
+        return requester["manager_id"]
+    raise refused("no_approver", f"Requisition {req['id']} has no department head or manager to approve it.")
+
+
+def _new_request(tx: Tx, req: dict[str, Any], approver: str, note: str | None = None) -> str:
+    rid = tx.next_id("APR")
+    tx.insert(approval_requests, id=rid, doc_type="requisition", doc_id=req["id"], approver=approver,
+              status="pending", amount_cents=req["total_cents"], requested_by=tx.actor.user_id,
+              requested_on=tx.business_date, note=note)
+    tx.update(requisitions, req["id"], assigned_to=approver)
+    return rid
+
+
+def _pending_request(tx: Tx, req_id: str) -> dict[str, Any] | None:
+    return tx.one(select(approval_requests).where(approval_requests.c.doc_id == req_id,
+                                                  approval_requests.c.status == "pending")
+                  .order_by(approval_requests.c.id.desc()))
+
+
+def _close_request(tx: Tx, req_id: str, status: str, note: str | None) -> None:
+    pending = _pending_request(tx, req_id)
+    if pending:
+        tx.touch("approval_request", pending["id"])
+        tx.update(approval_requests, pending["id"], status=status, acted_on=tx.business_date,
+                  acted_by=tx.actor.user_id, note=note or pending["note"])
+
+
+def submit_requisition(tx: Tx, req_id: str) -> dict[str, Any]:
+    """Submit a draft (or returned) requisition; it goes to the first approver."""
+    req = tx.get(requisitions, req_id, "requisition")
+    if req["requester"] != tx.actor.user_id:
+        raise forbidden(f"Only the requester ({req['requester']}) can submit requisition {req_id}.")
+    tx.set_status("requisition", requisitions, req_id, "submitted", "submitted for approval",
+                  allowed_from=["draft", "returned"])
+    _new_request(tx, req, _first_approver(tx, req))
+    return requisition_view(tx, req_id)
+
+
+def _check_approver(tx: Tx, req: dict[str, Any]) -> None:
+    if req["status"] != "submitted":
+        raise refused("bad_status", f"requisition {req['id']} is {req['status']}; this action needs it to be submitted.",
+                      status=req["status"])
+    if req["requester"] == tx.actor.user_id:
+        raise refused("requester_cannot_approve", f"You requested {req['id']}; someone else must decide it.")
+    if req["assigned_to"] != tx.actor.user_id:
+        raise refused("not_assigned", f"Requisition {req['id']} is waiting on {req['assigned_to']}, not you.",
+                      assigned_to=req["assigned_to"])
+
+
+def approve_requisition(tx: Tx, req_id: str, body: NoteIn | None) -> dict[str, Any]:
+    """Approve as the assigned approver, within the approver's requisition limit."""
+    req = tx.get(requisitions, req_id, "requisition")
+    _check_approver(tx, req)
+    limit = org.approval_limit_cents(tx, tx.actor.user_id, "requisition")
+    if req["total_cents"] > limit:
+        raise refused("over_limit", f"Requisition {req_id} totals {from_cents(req['total_cents']):.2f}, above your "
+                      f"requisition limit of {from_cents(limit):.2f}; forward it to the next approver.",
+                      amount=from_cents(req["total_cents"]), limit=from_cents(limit))
+    _close_request(tx, req_id, "approved", body.note if body else None)
+    tx.set_status("requisition", requisitions, req_id, "approved", (body.note if body else None) or "approved",
+                  approved_by=tx.actor.user_id, approved_on=tx.business_date, assigned_to=None)
+    return requisition_view(tx, req_id)
+
+
+def decide_requisition(tx: Tx, req_id: str, decision: str, body: NoteIn | None) -> dict[str, Any]:
+    """Reject or return (for changes) as the assigned approver."""
+    req = tx.get(requisitions, req_id, "requisition")
+    _check_approver(tx, req)
+    note = body.note if body else None
+    _close_request(tx, req_id, decision, note)
+    to = "rejected" if decision == "rejected" else "returned"
+    tx.set_status("requisition", requisitions, req_id, to, note or decision, assigned_to=None)
+    return requisition_view(tx, req_id)
+
+
+def forward_requisition(tx: Tx, req_id: str, body: ForwardIn) -> dict[str, Any]:
+    """Route a submitted requisition to another approver (the next level, or a delegate)."""
+    req = tx.get(requisitions, req_id, "requisition")
+    if req["status"] != "submitted":
+        raise refused("bad_status", f"requisition {req_id} is {req['status']}; only a submitted one can be forwarded.",
+                      status=req["status"])
+    if tx.actor.user_id not in (req["assigned_to"], req["requester"]):
+        raise refused("not_assigned", f"Requisition {req_id} is waiting on {req['assigned_to']}; only they or the "
+                      f"requester can route it.", assigned_to=req["assigned_to"])
+    target = load_actor(tx.conn, body.to)
+    if target is None:
+        raise not_found("user", body.to)
+    if body.to == req["requester"]:
+        raise refused("requester_cannot_approve", f"{body.to} requested {req_id} and cannot approve it.")
+    if not target.can("req.approve"):
+        raise refused("not_an_approver", f"{body.to} cannot approve requisitions.")
+    if body.to == req["assigned_to"]:
+        raise invalid(f"Requisition {req_id} is already waiting on {body.to}.")
+    tx.touch("requisition", req_id)
+    _close_request(tx, req_id, "forwarded", body.note)
+    _new_request(tx, req, body.to, body.note)
+    return requisition_view(tx, req_id)
+
+
+def cancel_requisition(tx: Tx, req_id: str, body: NoteIn | None) -> dict[str, Any]:
+    """The requester withdraws a requisition that is not yet approved."""
+    req = tx.get(requisitions, req_id, "requisition")
+    if req["requester"] != tx.actor.user_id:
+        raise forbidden(f"Only the requester ({req['requester']}) can cancel requisition {req_id}.")
+    _close_request(tx, req_id, "cancelled", body.note if body else None)
+    tx.set_status("requisition", requisitions, req_id, "cancelled", (body.note if body else None) or "cancelled",
+                  allowed_from=["draft", "submitted", "returned"], assigned_to=None)
+    return requisition_view(tx, req_id)
+
+
+def requisition_view(tx: Tx, req_id: str) -> dict[str, Any]:
+    """A requisition with lines, approval requests, history and links."""
+    req = tx.get(requisitions, req_id, "requisition")
+    lines = tx.rows(requisition_lines, requisition_id=req_id)
+    return {**_money(req, "total_cents"),
+            "lines": [_money(l, "amount_cents") for l in lines],
+            "approvals": [_money(a, "amount_cents") for a in
+                          tx.rows(approval_requests, order_by=approval_requests.c.id, doc_id=req_id)],
+            "history": tx.history("requisition", req_id),
+            "links": {"purchase_order": sorted({l["po_id"] for l in lines if l["po_id"]})}}
+
+
+def _money(row: dict[str, Any], *cols: str) -> dict[str, Any]:
+    out = dict(row)
+    for c in cols:
+        out[c.removesuffix("_cents")] = from_cents(out.pop(c))
+    out.pop("created_wall", None)
+    return out
+
+
+# Purchase orders ------------------------------------------------------------------------------
+
+class POLineIn(In):
+    """A PO line: an item (price defaults to the vendor agreement) or a requisition line."""
+
+    item_id: str | None = None
+    description: str | None = Field(None, max_length=500)
+    qty: Quantity | None = Field(None, gt=0, description="Defaults to the requisition line's quantity")
+    unit_price: Quantity | None = Field(None, ge=0, description="Defaults to the agreement price at the highest "
+                                                                "quantity break reached")
+    need_by: dt.date | None = None
+    account_id: str | None = None
+    requisition_id: str | None = None
+    requisition_line: int | None = None
+
+
+class PurchaseOrderIn(In):
+    """A new purchase order (draft)."""
+
+    vendor_id: str
+    warehouse_id: str | None = None
+    need_by: dt.date | None = None
+    note: str | None = Field(None, max_length=4000)
+    requisition_id: str | None = Field(None, description="Convert every open line of this approved requisition")
+    lines: list[POLineIn] = Field(default_factory=list, max_length=200)
+
+
+class POLinePatch(In):
+    """Change a line of a PO that has not been sent."""
+
+    qty: Quantity | None = Field(None, gt=0)
+    unit_price: Quantity | None = Field(None, ge=0)
+    need_by: dt.date | None = None
+    description: str | None = Field(None, max_length=500)
+
+
+class AckLineIn(In):
+    """The vendor's answer for one line."""
+
+    line_no: int
+    decision: str = Field("accepted", description="accepted | rejected | changed")
+    confirmed_date: dt.date | None = None
+    unit_price: Quantity | None = Field(None, ge=0)
+    note: str | None = Field(None, max_length=2000)
+
+
+class AcknowledgementIn(In):
+    """A vendor's order acknowledgement."""
+
+    confirmed_date: dt.date | None = None
+    price_notice: str | None = Field(None, max_length=2000)
+    lines: list[AckLineIn] = Field(default_factory=list)
+    note: str | None = Field(None, max_length=2000)
+
+
+def _po_editable(po: dict[str, Any]) -> None:
+    if po["status"] not in ("draft", "approved"):
+        code = "po_sent" if po["status"] in ("sent", "partially_received", "received", "closed") else "bad_status"
+        raise refused(code, f"Purchase order {po['id']} is {po['status']}; only a draft or approved order can be "
+                      f"changed (send a vendor request instead).", status=po["status"])
+
+
+def _add_line(tx: Tx, po: dict[str, Any], l: POLineIn, line_no: int) -> None:
+    req_line = None
+    if l.requisition_id is not None or l.requisition_line is not None:
+        if l.requisition_id is None or l.requisition_line is None:
+            raise invalid("Give both requisition_id and requisition_line.")
+        req = tx.get(requisitions, l.requisition_id, "requisition")
+        if req["status"] not in ("approved", "converted"):
+            raise refused("req_not_approved", f"Requisition {req['id']} is {req['status']}; only approved lines can "
+                          f"be ordered.", status=req["status"])
+        req_line = tx.find(requisition_lines, requisition_id=l.requisition_id, line_no=l.requisition_line)
+        if req_line is None:
+            raise not_found("requisition line", f"{l.requisition_id}/{l.requisition_line}")
+        if req_line["po_id"]:
+            raise refused("req_line_converted", f"Requisition line {l.requisition_id}/{l.requisition_line} is already "
+                          f"on {req_line['po_id']}.", po_id=req_line["po_id"])
+    item_id = l.item_id or (req_line["item_id"] if req_line else None)
+    item = tx.find(items, id=item_id) if item_id else None
+    if item_id and item is None:
+        raise not_found("item", item_id)
+    description = l.description or (item["description"] if item else None) or \
+        (req_line["description"] if req_line else None)
+    if not description:
+        raise invalid(f"Line {line_no}: give an item_id or a description.")
+    qty = q4(l.qty if l.qty is not None else (req_line["qty"] if req_line else 0))
+    if qty <= 0:
+        raise invalid(f"Line {line_no}: give a positive qty.")
+    if l.unit_price is not None:
+        price, source = q4(l.unit_price), "manual"
+    else:
+        agr = agreement_price(tx, po["vendor_id"], item_id, qty) if item_id else None
+        if agr:
+            price, source = q4(agr[0]), f"agreement:{agr[1]}"
+        elif req_line:
+            price, source = q4(req_line["unit_price"]), "requisition"
+        elif item:
+            price, source = q4(item["standard_cost"]), "standard"
+        else:
+            raise invalid(f"Line {line_no}: give a unit_price.")
+    need_by = l.need_by.isoformat() if l.need_by else (req_line["need_by"] if req_line else None) or po["need_by"]
+    tx.insert(po_lines, po_id=po["id"], line_no=line_no, item_id=item_id, description=description, qty=qty,
+              uom=item["uom"] if item else None, unit_price=price, amount_cents=line_cents(qty, price),
+              price_source=source, account_id=l.account_id or (req_line["account_id"] if req_line else None),
+              need_by=need_by, qty_received=0.0, qty_refused=0.0, status="open",
+              requisition_id=l.requisition_id, requisition_line=l.requisition_line)
+    if req_line:
+        tx.touch("requisition", l.requisition_id)
+        tx.conn.execute(requisition_lines.update().where(
+            requisition_lines.c.requisition_id == l.requisition_id,
+            requisition_lines.c.line_no == l.requisition_line).values(po_id=po["id"], po_line=line_no))
+        open_left = tx.one(select(requisition_lines.c.line_no).where(
+            requisition_lines.c.requisition_id == l.requisition_id, requisition_lines.c.po_id.is_(None)))
+        req = tx.get(requisitions, l.requisition_id)
+        if open_left is None and req["status"] == "approved":
+            tx.set_status("requisition", requisitions, l.requisition_id, "converted", f"ordered on {po['id']}")
+
+
+def _retotal(tx: Tx, po_id: str) -> None:
+    total = sum(l["amount_cents"] for l in tx.rows(po_lines, po_id=po_id) if l["status"] != "cancelled")
+    tx.update(purchase_orders, po_id, total_cents=total)
+
+
+def _next_line(tx: Tx, po_id: str) -> int:
+    rows = tx.rows(po_lines, po_id=po_id)
+    return max((r["line_no"] for r in rows), default=0) + 1
+
+
+def create_po(tx: Tx, body: PurchaseOrderIn, *, source: str = "manual") -> dict[str, Any]:
+    """A draft purchase order for an active vendor."""
+    require_active_vendor(tx, body.vendor_id)
+    if body.warehouse_id:
+        from ..masterdata import warehouses
+        if tx.find(warehouses, id=body.warehouse_id) is None:
+            raise not_found("warehouse", body.warehouse_id)
+    lines = list(body.lines)
+    if body.requisition_id:
+        req = tx.get(requisitions, body.requisition_id, "requisition")
+        if req["status"] != "approved":
+            raise refused("req_not_approved", f"Requisition {req['id']} is {req['status']}; only an approved "
+                          f"requisition can be ordered.", status=req["status"])
+        lines += [POLineIn(requisition_id=req["id"], requisition_line=rl["line_no"])
+                  for rl in tx.rows(requisition_lines, requisition_id=req["id"]) if not rl["po_id"]]
+        source = "requisition"
+    doc = tx.create_doc("purchase_order", purchase_orders, "PO", "draft", vendor_id=body.vendor_id,
+                        buyer=tx.actor.user_id, warehouse_id=body.warehouse_id, order_date=tx.business_date,
+                        need_by=body.need_by.isoformat() if body.need_by else None, total_cents=0, source=source,
+                        note=body.note)
+    for n, l in enumerate(lines, start=1):
+        _add_line(tx, doc, l, n)
+    _retotal(tx, doc["id"])
+    return po_view(tx, doc["id"])
+
+
+def _unapprove(tx: Tx, po: dict[str, Any], why: str) -> None:
+    if po["status"] == "approved":
+        tx.set_status("purchase_order", purchase_orders, po["id"], "draft", why, approved_by=None)
+
+
+def add_po_line(tx: Tx, po_id: str, body: POLineIn) -> dict[str, Any]:
+    """Add a line to a draft or approved PO (an approved PO goes back to draft)."""
+    po = tx.get(purchase_orders, po_id, "purchase_order")
+    _po_editable(po)
+    tx.touch("purchase_order", po_id)
+    _add_line(tx, po, body, _next_line(tx, po_id))
+    _retotal(tx, po_id)
+    _unapprove(tx, po, "line added after approval")
+    return po_view(tx, po_id)
+
+
+def update_po_line(tx: Tx, po_id: str, line_no: int, body: POLinePatch) -> dict[str, Any]:
+    """Change quantity, price, date or description of a line on an unsent PO."""
+    po = tx.get(purchase_orders, po_id, "purchase_order")
+    _po_editable(po)
+    line = tx.find(po_lines, po_id=po_id, line_no=line_no)
+    if line is None:
+        raise not_found("purchase order line", f"{po_id}/{line_no}")
+    values = body.model_dump(exclude_unset=True)
+    if not values:
+        raise invalid("Nothing to change.")
+    upd: dict[str, Any] = {}
+    qty, price = line["qty"], line["unit_price"]
+    if values.get("qty") is not None:
+        qty = upd["qty"] = q4(values["qty"])
+        if line["price_source"] and line["price_source"].startswith("agreement:") and values.get("unit_price") is None:
+            agr = agreement_price(tx, po["vendor_id"], line["item_id"], qty) if line["item_id"] else None
+            if agr:
+                price = upd["unit_price"] = q4(agr[0])
+                upd["price_source"] = f"agreement:{agr[1]}"
+    if values.get("unit_price") is not None:
+        price = upd["unit_price"] = q4(values["unit_price"])
+        upd["price_source"] = "manual"
+    if values.get("need_by") is not None:
+        upd["need_by"] = values["need_by"].isoformat()
+    if values.get("description"):
+        upd["description"] = values["description"]
+    upd["amount_cents"] = line_cents(qty, price)
+    tx.touch("purchase_order", po_id)
+    tx.conn.execute(po_lines.update().where(po_lines.c.po_id == po_id, po_lines.c.line_no == line_no).values(**upd))
+    _retotal(tx, po_id)
+    _unapprove(tx, po, "line changed after approval")
+    return po_view(tx, po_id)
+
+
+def _uncovered_cents(tx: Tx, po_id: str) -> int:
+    """Value on the PO not backed by an approved requisition line."""
+    return sum(l["amount_cents"] for l in tx.rows(po_lines, po_id=po_id)
+               if l["status"] != "cancelled" and not l["requisition_id"])
+
+
+def approve_po(tx: Tx, po_id: str, body: NoteIn | None) -> dict[str, Any]:
+    """Approve a draft PO: not by its buyer, and within the approver's purchase-order limit."""
+    po = tx.get(purchase_orders, po_id, "purchase_order")
+    if po["status"] != "draft":
+        raise refused("bad_status", f"purchase_order {po_id} is {po['status']}; only a draft can be approved.",
+                      status=po["status"])
+    if po["buyer"] == tx.actor.user_id or po["created_by"] == tx.actor.user_id:
+        raise refused("preparer_cannot_approve", f"You prepared {po_id}; someone else must approve it.")
+    if not tx.rows(po_lines, po_id=po_id):
+        raise refused("empty_po", f"Purchase order {po_id} has no lines.")
+    limit = org.approval_limit_cents(tx, tx.actor.user_id, "purchase_order")
+    if po["total_cents"] > limit:
+        raise refused("over_limit", f"Purchase order {po_id} totals {from_cents(po['total_cents']):.2f}, above your "
+                      f"purchase-order limit of {from_cents(limit):.2f}.",
+                      amount=from_cents(po["total_cents"]), limit=from_cents(limit))
+    tx.set_status("purchase_order", purchase_orders, po_id, "approved", (body.note if body else None) or "approved",
+                  approved_by=tx.actor.user_id)
+    return po_view(tx, po_id)
+
+
+def send_po(tx: Tx, po_id: str) -> dict[str, Any]:
+    """Send a PO to its vendor. A draft PO may be sent when the value not backed by approved
+    requisitions is within the sender's purchase-order limit; otherwise it needs approval."""
+    po = tx.get(purchase_orders, po_id, "purchase_order")
+    if po["status"] not in ("draft", "approved"):
+        raise refused("bad_status", f"purchase_order {po_id} is {po['status']}; only a draft or approved order can "
+                      f"be sent.", status=po["status"])
+    require_active_vendor(tx, po["vendor_id"])
+    if not [l for l in tx.rows(po_lines, po_id=po_id) if l["status"] == "open"]:
+        raise refused("empty_po", f"Purchase order {po_id} has no open lines.")
+    if po["status"] == "draft":
+        uncovered = _uncovered_cents(tx, po_id)
+        limit = org.approval_limit_cents(tx, tx.actor.user_id, "purchase_order")
+        if uncovered > limit:
+            raise refused("over_limit", f"{from_cents(uncovered):.2f} of {po_id} is not backed by an approved "
+                          f"requisition and exceeds your purchase-order limit of {from_cents(limit):.2f}; "
+                          f"have it approved first.", amount=from_cents(uncovered), limit=from_cents(limit))
+    tx.set_status("purchase_order", purchase_orders, po_id, "sent", "sent to vendor", sent_on=tx.business_date)
+    return po_view(tx, po_id)
+
+
+def _has_receipts(tx: Tx, po_id: str) -> bool:
+    return any(l["qty_received"] > EPS for l in tx.rows(po_lines, po_id=po_id))
+
+
+def cancel_po(tx: Tx, po_id: str, body: NoteIn | None) -> dict[str, Any]:
+    """Cancel a PO that has received nothing; its requisition lines become orderable again."""
+    po = tx.get(purchase_orders, po_id, "purchase_order")
+    if po["status"] in ("draft", "approved", "sent") and _has_receipts(tx, po_id):
+        raise refused("has_receipts", f"Purchase order {po_id} has receipts; close its lines instead.")
+    tx.set_status("purchase_order", purchase_orders, po_id, "cancelled", (body.note if body else None) or "cancelled",
+                  allowed_from=["draft", "approved", "sent"])
+    tx.conn.execute(po_lines.update().where(po_lines.c.po_id == po_id).values(status="cancelled"))
+    for l in tx.rows(po_lines, po_id=po_id):
+        if l["requisition_id"]:
+            tx.touch("requisition", l["requisition_id"])
+            tx.conn.execute(requisition_lines.update().where(
+                requisition_lines.c.requisition_id == l["requisition_id"],
+                requisition_lines.c.line_no == l["requisition_line"]).values(po_id=None, po_line=None))
+            req = tx.get(requisitions, l["requisition_id"])
+            if req["status"] == "converted":
+                tx.set_status("requisition", requisitions, req["id"], "approved", f"{po_id} cancelled")
+    return po_view(tx, po_id)
+
+
+def refresh_po_status(tx: Tx, po_id: str, reason: str) -> None:
+    """Set a sent PO's status from its lines: received when every line is received or closed."""
+    po = tx.get(purchase_orders, po_id, "purchase_order")
+    if po["status"] not in ("sent", "partially_received", "received"):
+        return
+    lines = [l for l in tx.rows(po_lines, po_id=po_id) if l["status"] != "cancelled"]
+    any_received = any(l["qty_received"] > EPS for l in lines)
+    all_done = all(l["status"] == "closed" or l["qty_received"] + EPS >= l["qty"] for l in lines)
+    to = "received" if all_done and any_received else ("closed" if all_done else
+                                                       "partially_received" if any_received else "sent")
+    if to != po["status"]:
+        tx.set_status("purchase_order", purchase_orders, po_id, to, reason)
+
+
+def close_po_line(tx: Tx, po_id: str, line_no: int, body: NoteIn | None) -> dict[str, Any]:
+    """Close an open line of a sent PO (no more is expected)."""
+    po = tx.get(purchase_orders, po_id, "purchase_order")
+    if po["status"] not in OPEN_PO:
+        raise refused("po_not_open", f"Purchase order {po_id} is {po['status']}.", status=po["status"])
+    line = tx.find(po_lines, po_id=po_id, line_no=line_no)
+    if line is None:
+        raise not_found("purchase order line", f"{po_id}/{line_no}")
+    if line["status"] != "open":
+        raise refused("line_not_open", f"Line {line_no} of {po_id} is {line['status']}.")
+    tx.touch("purchase_order", po_id)
+    tx.conn.execute(po_lines.update().where(po_lines.c.po_id == po_id, po_lines.c.line_no == line_no)
+                    .values(status="closed"))
+    refresh_po_status(tx, po_id, f"line {line_no} closed")
+    return po_view(tx, po_id)
+
+
+def close_po(tx: Tx, po_id: str, body: NoteIn | None) -> dict[str, Any]:
+    """Close a sent or received PO: nothing more will be received."""
+    tx.set_status("purchase_order", purchase_orders, po_id, "closed", (body.note if body else None) or "closed",
+                  allowed_from=["sent", "partially_received", "received"])
+    tx.conn.execute(po_lines.update().where(po_lines.c.po_id == po_id, po_lines.c.status == "open")
+                    .values(status="closed"))
+    return po_view(tx, po_id)
+
+
+def acknowledge_po(tx: Tx, po_id: str, body: AcknowledgementIn) -> dict[str, Any]:
+    """Record a vendor's acknowledgement (confirmed dates, price notice) of a sent PO."""
+    po = tx.get(purchase_orders, po_id, "purchase_order")
+    if po["status"] not in OPEN_PO:
+        raise refused("po_not_open", f"Purchase order {po_id} is {po['status']}; only sent orders are acknowledged.",
+                      status=po["status"])
+    tx.touch("purchase_order", po_id)
+    known = {l["line_no"] for l in tx.rows(po_lines, po_id=po_id)}
+    for al in body.lines:
+        if al.line_no not in known:
+            raise not_found("purchase order line", f"{po_id}/{al.line_no}")
+        if al.decision not in ("accepted", "rejected", "changed"):
+            raise invalid("decision must be accepted, rejected or changed.")
+    header_date = body.confirmed_date.isoformat() if body.confirmed_date else None
+    tx.insert(po_acknowledgements, po_id=po_id, line_no=None, ack_date=tx.business_date, decision="accepted",
+              confirmed_date=header_date, note=body.price_notice or body.note, by_user=tx.actor.user_id)
+    per_line = {al.line_no: al for al in body.lines}
+    for l in tx.rows(po_lines, po_id=po_id):
+        al = per_line.get(l["line_no"])
+        date = (al.confirmed_date.isoformat() if al and al.confirmed_date else None) or header_date
+        if al:
+            tx.insert(po_acknowledgements, po_id=po_id, line_no=al.line_no, ack_date=tx.business_date,
+                      decision=al.decision, confirmed_date=date,
+                      unit_price=q4(al.unit_price) if al.unit_price is not None else None, note=al.note,
+                      by_user=tx.actor.user_id)
+        if date and (al is None or al.decision != "rejected"):
+            tx.conn.execute(po_lines.update().where(po_lines.c.po_id == po_id, po_lines.c.line_no == l["line_no"])
+                            .values(confirmed_date=date))
+    return po_view(tx, po_id)
+
+
+def po_view(tx: Tx, po_id: str) -> dict[str, Any]:
+    """A PO with lines, acknowledgements, receipts, invoices, vendor requests, history, links."""
+    po = tx.get(purchase_orders, po_id, "purchase_order")
+    lines = tx.rows(po_lines, po_id=po_id)
+    receipts_t = metadata.tables.get("receipts")
+    receipts = tx.rows(receipts_t, po_id=po_id) if receipts_t is not None else []
+    inv_ids: list[str] = []
+    ap_lines = metadata.tables.get("ap_invoice_lines")
+    if ap_lines is not None and "po_id" in ap_lines.c:
+        fk = "invoice_id" if "invoice_id" in ap_lines.c else list(ap_lines.primary_key.columns)[0].name
+        inv_ids = sorted({r[fk] for r in tx.rows(ap_lines, po_id=po_id)})
+    ap_inv = metadata.tables.get("ap_invoices")
+    if ap_inv is not None and "po_id" in ap_inv.c:
+        inv_ids = sorted(set(inv_ids) | {r["id"] for r in tx.rows(ap_inv, po_id=po_id)})
+    reqs = tx.rows(vendor_requests, po_id=po_id)
+    return {**_money(po, "total_cents"),
+            "lines": [{**_money(l, "amount_cents"), "qty_open": q4(max(l["qty"] - l["qty_received"], 0))
+                       if l["status"] == "open" else 0.0} for l in lines],
+            "acknowledgements": tx.rows(po_acknowledgements, po_id=po_id),
+            "receipts": [{"id": r["id"], "status": r["status"], "received_on": r["received_on"]} for r in receipts],
+            "vendor_requests": [{"id": r["id"], "kind": r["kind"], "status": r["status"], "decision": r["decision"],
+                                 "answer_date": r["answer_date"]} for r in reqs],
+            "history": tx.history("purchase_order", po_id),
+            "links": {"requisition": sorted({l["requisition_id"] for l in lines if l["requisition_id"]}),
+                      "receipt": [r["id"] for r in receipts], "ap_invoice": inv_ids,
+                      "vendor_request": [r["id"] for r in reqs], "vendor": [po["vendor_id"]]}}
+
+
+# Vendor requests ------------------------------------------------------------------------------
+
+class VendorRequestIn(In):
+    """Ask a vendor to expedite, defer or cancel a PO line, dispute an invoice, or send a copy."""
+
+    kind: str = Field(description="expedite | defer | cancel | dispute | copy_request")
+    vendor_id: str | None = None
+    po_id: str | None = None
+    po_line: int | None = None
+    ap_invoice_id: str | None = None
+    invoice_no: str | None = Field(None, max_length=100)
+    requested_date: dt.date | None = None
+    reason: str | None = Field(None, max_length=100)
+    note: str | None = Field(None, max_length=4000)
+
+
+class VendorAnswerIn(In):
+    """The vendor's answer to a request."""
+
+    decision: str = Field(description="accepted | refused")
+    answer_date: dt.date | None = None
+    credit_amount: Quantity | None = Field(None, ge=0)
+    credit_memo_no: str | None = Field(None, max_length=100)
+    note: str | None = Field(None, max_length=4000)
+
+
+def create_vendor_request(tx: Tx, body: VendorRequestIn) -> dict[str, Any]:
+    """Record a request to a vendor; the vendor answers it on a later business day."""
+    if body.kind not in REQUEST_KINDS:
+        raise invalid(f"kind must be one of {', '.join(REQUEST_KINDS)}.")
+    vendor_id = body.vendor_id
+    if body.po_id:
+        po = tx.get(purchase_orders, body.po_id, "purchase_order")
+        vendor_id = vendor_id or po["vendor_id"]
+        if vendor_id != po["vendor_id"]:
+            raise invalid(f"{body.po_id} is an order with {po['vendor_id']}, not {vendor_id}.")
+        if body.kind in ("expedite", "defer", "cancel") and po["status"] not in OPEN_PO:
+            raise refused("po_not_open", f"Purchase order {body.po_id} is {po['status']}; only a sent order can be "
+                          f"expedited, deferred or cancelled.", status=po["status"])
+        if body.po_line is not None:
+            line = tx.find(po_lines, po_id=body.po_id, line_no=body.po_line)
+            if line is None:
+                raise not_found("purchase order line", f"{body.po_id}/{body.po_line}")
+            if body.kind in ("expedite", "defer", "cancel") and line["status"] != "open":
+                raise refused("line_not_open", f"Line {body.po_line} of {body.po_id} is {line['status']}.")
+    elif body.kind in ("expedite", "defer", "cancel"):
+        raise invalid(f"A {body.kind} request needs po_id.")
+    invoice_no = body.invoice_no
+    if body.ap_invoice_id:
+        ap_inv = metadata.tables.get("ap_invoices")
+        if ap_inv is None:
+            raise invalid("Payables are not set up in this company.")
+        inv = tx.get(ap_inv, body.ap_invoice_id, "ap_invoice")
+        vendor_id = vendor_id or inv.get("vendor_id")
+        if inv.get("vendor_id") and vendor_id != inv["vendor_id"]:
+            raise invalid(f"{body.ap_invoice_id} is from {inv['vendor_id']}, not {vendor_id}.")
+        invoice_no = invoice_no or inv.get("invoice_no")
+    if body.kind in ("dispute", "copy_request") and not (body.ap_invoice_id or body.po_id or invoice_no):
+        raise invalid(f"A {body.kind} request needs ap_invoice_id, invoice_no or po_id.")
+    if body.kind in ("expedite", "defer") and body.requested_date is None:
+        raise invalid(f"An {body.kind} request needs requested_date.")
+    if not vendor_id:
+        raise invalid("Give vendor_id (or a po_id / ap_invoice_id that names the vendor).")
+    vendor_row(tx, vendor_id)
+    doc = tx.create_doc("vendor_request", vendor_requests, "VREQ", "open", kind=body.kind, vendor_id=vendor_id,
+                        po_id=body.po_id, po_line=body.po_line, ap_invoice_id=body.ap_invoice_id,
+                        invoice_no=invoice_no,
+                        requested_date=body.requested_date.isoformat() if body.requested_date else None,
+                        reason=body.reason, note=body.note)
+    row = tx.get(vendor_requests, doc["id"])
+    for hook in VENDOR_REQUEST_HOOKS:
+        hook(tx, row)
+    return vendor_request_view(tx, doc["id"])
+
+
+def answer_vendor_request(tx: Tx, vr_id: str, body: VendorAnswerIn) -> dict[str, Any]:
+    """Record the vendor's answer; an accepted expedite/defer moves the confirmed date."""
+    vr = tx.get(vendor_requests, vr_id, "vendor_request")
+    if body.decision not in ("accepted", "refused"):
+        raise invalid("decision must be accepted or refused.")
+    date = body.answer_date.isoformat() if body.answer_date else None
+    tx.set_status("vendor_request", vendor_requests, vr_id, "answered", f"vendor {body.decision}",
+                  allowed_from=["open"], decision=body.decision, answer=body.note, answered_on=tx.business_date,
+                  answer_date=date,
+                  credit_cents=int(round(float(body.credit_amount) * 100)) if body.credit_amount is not None else None,
+                  credit_memo_no=body.credit_memo_no)
+    if body.decision == "accepted" and date and vr["kind"] in ("expedite", "defer") and vr["po_id"]:
+        tx.touch("purchase_order", vr["po_id"])
+        stmt = po_lines.update().where(po_lines.c.po_id == vr["po_id"], po_lines.c.status == "open")
+        if vr["po_line"] is not None:
+            stmt = stmt.where(po_lines.c.line_no == vr["po_line"])
+        tx.conn.execute(stmt.values(confirmed_date=date))
+    return vendor_request_view(tx, vr_id)
+
+
+def vendor_request_view(tx: Tx, vr_id: str) -> dict[str, Any]:
+    """A vendor request with its answer, history and links."""
+    vr = tx.get(vendor_requests, vr_id, "vendor_request")
+    out = {k: v for k, v in vr.items() if k not in ("created_wall", "credit_cents")}
+    out["credit_amount"] = from_cents(vr["credit_cents"])
+    out["history"] = tx.history("vendor_request", vr_id)
+    out["links"] = {"purchase_order": [vr["po_id"]] if vr["po_id"] else [],
+                    "ap_invoice": [vr["ap_invoice_id"]] if vr["ap_invoice_id"] else [],
+                    "vendor": [vr["vendor_id"]]}
+    return out
