@@ -300,7 +300,7 @@ def cmd_attachment(args: list[str]) -> int:
             raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from exc
         emit_json({"saved": str(target), "bytes": len(answer.content), "content_type": answer.content_type, "filename": filename})
         return EXIT_OK
-    if answer.content_type.startswith(TEXT_TYPES):
+    if looks_like_text(answer):
         sys.stdout.write(answer.content.decode("utf-8", "replace"))
         if not answer.content.endswith(b"\n"):
             sys.stdout.write("\n")
@@ -315,6 +315,19 @@ def cmd_attachment(args: list[str]) -> int:
         }
     )
     return EXIT_OK
+
+
+def looks_like_text(answer: ErpResponse) -> bool:
+    """Text by its media type, or (servers often say octet-stream) by being clean UTF-8."""
+    if answer.content_type.startswith(TEXT_TYPES):
+        return True
+    if answer.content_type not in ("", "application/octet-stream"):
+        return False
+    try:
+        text = answer.content.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return not any(ord(c) < 32 and c not in "\t\r\n\f" for c in text)
 
 
 def attachment_filename(answer: ErpResponse) -> str | None:

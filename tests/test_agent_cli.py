@@ -19,6 +19,8 @@ import httpx
 import pytest
 from erp_company import build_company
 
+from erp_service.domains.comms import deliver, make_pdf, pdf_text
+
 from agent_sandbox.client import ErpClient, ErpError, ErpUnreachable, IdempotencyKeys
 from agent_sandbox.systems import load_systems
 
@@ -50,6 +52,14 @@ def start_erp(tmp: Path, faults: str | None = None) -> RunningErp:
     """Build a company database and serve it; returns once the ready line is printed."""
     tmp.mkdir(parents=True, exist_ok=True)
     company = build_company(tmp)
+    # Two messages in the agent's AP box: an invoice PDF, and a remittance note with a CSV.
+    for subject, body, attachments in [
+        ("Invoice 4411", "Please find our invoice attached.",
+         [("invoice-4411.pdf", make_pdf("INVOICE 4411", ["Brassworks Ltd", "Total 1,234.50"]))]),
+        ("Remittance advice", "Lines paid this week.", [("remit.csv", b"invoice,amount\n4411,1234.50\n")]),
+    ]:
+        company.builder.act("sys-setup", "msg.deliver", "/setup/deliver", None, lambda tx, s=subject, b=body, a=attachments:
+                            deliver(tx, "ap", "billing@brassworks.example", s, b, a))
     company.builder.finish()
     token_file = tmp / "control.token"
     token_file.write_text(CONTROL_TOKEN)
@@ -181,6 +191,58 @@ def test_write_verbs_send_bodies_and_keys(erp_env: dict[str, str], tmp_path: Pat
     assert proc.returncode == 1 and json.loads(proc.stdout)["status"] == 405
 
 
+def test_inbox_read_and_attachments(erp_env: dict[str, str], tmp_path: Path) -> None:
+    unread = ok_json(erp_cmd(erp_env, "inbox", "--box", "ap", "--unread"))["data"]
+    assert [m["subject"] for m in unread["items"]] == ["Invoice 4411", "Remittance advice"]
+    invoice, remit = (m["id"] for m in unread["items"])
+    full = ok_json(erp_cmd(erp_env, "read", invoice))["data"]
+    assert full["read"] is True and full["attachments"][0]["filename"] == "invoice-4411.pdf"
+    assert [m["id"] for m in ok_json(erp_cmd(erp_env, "inbox", "--unread"))["data"]["items"]] == [remit]
+    assert len(ok_json(erp_cmd(erp_env, "inbox"))["data"]["items"]) == 2
+    # A binary attachment is described, not dumped; -o saves it; -o - streams the raw bytes.
+    described = ok_json(erp_cmd(erp_env, "attachment", invoice, "1"))
+    assert described["filename"] == "invoice-4411.pdf" and described["content_type"] == "application/pdf"
+    assert f"erp attachment {invoice} 1 -o invoice-4411.pdf" in described["note"]
+    saved = ok_json(erp_cmd(erp_env, "attachment", invoice, "1", "-o", str(tmp_path / "inv.pdf")))
+    data = (tmp_path / "inv.pdf").read_bytes()
+    assert saved["bytes"] == len(data) and "Total 1,234.50" in pdf_text(data)
+    raw = subprocess.run([PY, "-m", "agent_sandbox.erp_cli", "attachment", invoice, "1", "-o", "-"], env=erp_env,
+                         capture_output=True, timeout=60)
+    assert raw.returncode == 0 and raw.stdout == data
+    # A text attachment is printed as text.
+    text = erp_cmd(erp_env, "attachment", remit, "1")
+    assert text.returncode == 0 and text.stdout == "invoice,amount\n4411,1234.50\n"
+    missing = erp_cmd(erp_env, "attachment", invoice, "2")
+    assert missing.returncode == 1 and json.loads(missing.stdout)["status"] == 404
+    assert json.loads(erp_cmd(erp_env, "read", "MSG-99999").stdout)["code"] == "not_found"
+    # A box the agent does not hold: 403 problem.
+    forbidden = erp_cmd(erp_env, "inbox", "--box", "receiving")
+    assert forbidden.returncode == 1 and json.loads(forbidden.stdout)["code"] == "forbidden"
+
+
+def test_post_replay_409_and_422(erp_env: dict[str, str], tmp_path: Path) -> None:
+    body = tmp_path / "msg.json"
+    body.write_text(json.dumps({"to": ["controller"], "subject": "Question", "body": "See invoice."}))
+    first = ok_json(erp_cmd(erp_env, "post", "/outbox", "--data", f"@{body}", "--key", "q-1"))
+    assert first["data"]["to"] == "controller" and first["data"]["subject"] == "Question"
+    # Same key, same body: the stored first answer, flagged on stderr.
+    again = erp_cmd(erp_env, "post", "/outbox", "--data", f"@{body}", "--key", "q-1")
+    assert again.returncode == 0 and json.loads(again.stdout)["data"]["id"] == first["data"]["id"]
+    assert "idempotent replay" in again.stderr
+    # Same key, another body (a k=v field overrides --data): 409 problem, exit 1.
+    reused = erp_cmd(erp_env, "post", "/outbox", "--data", f"@{body}", "--key", "q-1", "subject=Changed")
+    assert reused.returncode == 1
+    problem = json.loads(reused.stdout)
+    assert problem["status"] == 409 and problem["code"] == "idempotency_key_reused" and problem["detail"]
+    assert "HTTP 409 idempotency_key_reused" in reused.stderr
+    # k=v values: JSON when they parse (a list here), strings otherwise.
+    listed = ok_json(erp_cmd(erp_env, "post", "/outbox", 'to=["controller", "auditor"]', "subject=Two", "body=x"))
+    assert listed["data"]["to"] == "controller, auditor"
+    # Missing required fields: 422 problem, exit 1.
+    invalid = erp_cmd(erp_env, "post", "/outbox", "subject=No recipient")
+    assert invalid.returncode == 1 and json.loads(invalid.stdout)["status"] == 422
+
+
 def test_docs_lists_routes_and_handbook(erp_env: dict[str, str]) -> None:
     out = ok_json(erp_cmd(erp_env, "docs"))
     assert "GET /whoami  - Who you are: role, limits, boxes, business date" in out["routes"]
@@ -281,19 +343,40 @@ def test_client_retries_reads_through_faults(tmp_path: Path) -> None:
         stop_erp(server)
 
 
-def test_client_never_retries_a_keyless_write(tmp_path: Path) -> None:
-    server = start_erp(tmp_path, faults="fail_before:POST /users@1,fail_before:POST /users@2")
+def test_client_retries_a_write_only_with_its_key(tmp_path: Path) -> None:
+    # Matching POST /outbox requests 1 and 2 commit but lose their answer (the client gets 503).
+    server = start_erp(tmp_path, faults="lost_response:POST /outbox@1,lost_response:POST /outbox@2")
+    note = {"to": "controller", "subject": "Vendor statement", "body": "Statement attached."}
     try:
         with ErpClient(server.agent_url, server.token, backoff_s=0.01) as client:
             with pytest.raises(ErpError) as info:
-                client.post("/users", {"x": 1})
+                client.post("/outbox", note)
             assert info.value.status == 503 and info.value.code == "service_unavailable"
-            assert client.stats.requests == 1  # no key: one send, the failure is the caller's to handle
-            # With a key the same call is re-sent (same key, same body) until the server answers.
-            with pytest.raises(ErpError) as info:
-                client.post("/users", {"x": 1}, key="k-t1-w1")
-            assert info.value.status != 503
-            assert client.stats.requests == 3 and client.stats.retries == 1
+            assert client.stats.requests == 1  # no key: sent once, never re-sent by the client
+            # ... although the write did happen: this is why a keyless retry would duplicate it.
+            assert len(client.list_all("/outbox")) == 1
+            # With a key the lost answer is re-requested with the same key and body: the server
+            # replays the first result instead of sending a second message.
+            answer = client.request("POST", "/outbox", json_body={**note, "subject": "Second"}, key="agent-t1-w1")
+            assert answer.status == 201 and answer.replay
+            assert client.stats.retries == 1
+            sent = client.list_all("/outbox")
+            assert [m["subject"] for m in sent] == ["Vendor statement", "Second"]
+            assert answer.data["id"] == sent[1]["id"]
+    finally:
+        stop_erp(server)
+
+
+def test_cli_never_retries_and_a_rerun_with_the_key_replays(tmp_path: Path) -> None:
+    server = start_erp(tmp_path, faults="lost_response:POST /outbox@1")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "ERP_URL": server.agent_url, "ERP_TOKEN": server.token}
+    args = ("post", "/outbox", "to=controller", "subject=Hello", "body=Checking in.", "--key", "hello-1")
+    try:
+        first = erp_cmd(env, *args)
+        assert first.returncode == 1 and json.loads(first.stdout)["status"] == 503
+        again = erp_cmd(env, *args)
+        assert again.returncode == 0 and "idempotent replay" in again.stderr
+        assert ok_json(erp_cmd(env, "get", "/outbox"))["data"]["total"] == 1
     finally:
         stop_erp(server)
 
