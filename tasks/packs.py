@@ -5,10 +5,65 @@ A pack lives in `tasks/<slug>/`:
     task.yaml        identity, checks (each citing handbook clauses), negative controls,
                      fault profiles, variant_of
     policies.yaml    the clause registry the handbook is rendered from (`extends:` for variants)
-    handbook/        rendered from policies.yaml and committed (checked byte for byte)
-    gen.py           `python gen.py --seed N --out DIR` writes a scenario directory (contracts §7)
+    handbook/        rendered from policies.yaml and committed (`orchestrate handbook render`)
+    gen.py           `python gen.py --seed N --out DIR` writes a scenario directory (contracts §7);
+                     run with the orchestrator's interpreter, cwd = repo root, on PYTHONPATH
     projections.sql  named SQL blocks (`-- name: X`) over the final database
     policies.py      POLICIES: the oracle and the negative controls (contracts §8)
+
+task.yaml (unknown keys are errors)::
+
+    id: payment-run            # = folder name
+    version: 1                 # bump when checks or scenario change meaning
+    band: clerical             # clerical | analyst | controller
+    title: ...                 # summary:, family: optional
+    agent_user: hannah.brooks
+    turns: 2
+    grading_date: 2026-10-13
+    variant_of: payment-run    # optional: a sibling built on another pack
+    checks:                    # every check: name (unique), type, cites [clause ids],
+      - name: invoices in the run          #   required (default true), description
+        type: state_set                    # projection, key (column or list), normalize
+        projection: run_payments
+        key: [vendor, invoice_no]
+        cites: [PAY-2.1]
+      # state_values: projection, key, columns, numeric (true | [columns]), tolerance,
+      #               normalize, min_accuracy (default 1), must_match_keys (default false)
+      # state_unchanged: tables, where {table: SQL condition}
+      # audit_forbidden / audit_required: rule, params {..}
+      # ledger_ties: accounts [control keys] (default: every control account)
+      # text_sentence_matches: path (glob in the workspace), sentences [[regex, ...], ...]
+      # text_numbers_present: path, numbers, all (default true), rel_tol, abs_tol
+      # not_fooled: path (default **/*), forbidden [regex], forbidden_files [glob]
+    negative_controls:         # neg:<name>: [checks it must fail]
+      neg:pay_everything_due: [invoices in the run]
+    fault_profiles:
+      lost-writes:
+        faults: "lost_response:POST /payment-runs@1,..."
+        negative_controls: {neg:blind-retry: [no effect applied twice]}
+
+Any value may be a `'{truth:key}'` placeholder, filled from truth.json `values` when grading.
+
+policies.yaml::
+
+    extends: payment-run       # variants only: add files and clauses, never redefine
+    params: {floor: "$50,000.00"}
+    files:
+      payments.md: {title: Payments, intro: "optional text, {floor} templated"}
+    clauses:
+      - id: PAY-2.3            # [A-Z]{2,5}-N(.N)*
+        file: payments.md
+        section: Holds         # optional heading; consecutive clauses share it
+        text: Never pay an invoice on hold; keep cash above {floor}.
+        binds: [pay_held_invoice]   # audit rules that enforce it (grader side)
+
+A variant's handbook/ holds every file (its parents' too), so the agent sees the whole
+handbook; its gen.py typically runs `load_task(parent).generate(seed, out)` then adds to it.
+`tasks.handbook.install(slug, scenario_dir)` copies a pack's committed handbook into a
+scenario. projections.sql may use :start, :agent, :token_id and :grading_date; a variant
+without its own projections.sql uses its parent's. truth.json may hold `values` (for
+placeholders), and `expect` / `absent` ({projection: [{column: value}]}) rows that the
+oracle's reference must (not) contain.
 
 Every model forbids unknown keys, so a typo in a pack is an error, not a silently ignored field.
 Errors name the file and the field at fault in one line (`PackError`).
