@@ -252,6 +252,61 @@ class DockerSandbox(Sandbox):
                 self.volumes[role] = self.client.volumes.create(f"{self.prefix}-{role}", labels=self.labels(role))
             except docker.errors.DockerException as exc:
                 raise _engine(f"create volume {role}", Phase.SETUP)(exc) from exc
+        self._start_netns_holder()
+
+    def _start_netns_holder(self) -> None:
+        """The agent side's network namespace: an idle container on the attempt network whose
+        default route is deleted before any agent code runs; every turn's container joins it.
+
+        This engine (20.10) gives a container on an internal network a default route via the
+        network's gateway address. On an inhibit_ipv4 bridge nothing holds that address, so the
+        route leads nowhere — but "no route out" should be literally true, and a container can
+        not delete its own route without NET_ADMIN. So a one-shot container with NET_ADMIN
+        joins the holder's namespace, deletes the route and prints what is left (checked here).
+        """
+        cfg = self.config
+        net = self.networks["attempt"]
+        try:
+            holder = self.client.containers.create(
+                self.backend.agent_image,
+                entrypoint=["sleep", "infinity"],
+                command=[],
+                name=f"{self.prefix}-netns",
+                labels=self.labels("netns"),
+                network=net.name,
+                user=cfg.agent_user,
+                read_only=True,
+                cap_drop=["ALL"],
+                security_opt=["no-new-privileges:true"],
+                mem_limit=32 * 2**20,
+                pids_limit=8,
+                init=self.backend.has_init,
+            )
+            self.containers["netns"] = holder
+            holder.start()
+            fix = self.client.containers.create(
+                self.backend.agent_image,
+                entrypoint=["sh", "-c", "ip -4 route del default 2>/dev/null; ip -6 route del default 2>/dev/null; ip -4 route show default; ip -6 route show default"],
+                command=[],
+                name=f"{self.prefix}-netfix",
+                labels=self.labels("netfix"),
+                network_mode=f"container:{holder.id}",
+                user="0:0",
+                cap_drop=["ALL"],
+                cap_add=["NET_ADMIN"],
+                security_opt=["no-new-privileges:true"],
+                read_only=True,
+            )
+            self.containers["netfix"] = fix
+            fix.start()
+            status = fix.wait(timeout=60)
+            left = fix.logs(stdout=True, stderr=False).decode().strip()
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise ContainerStartError(f"attempt network namespace: {exc}", phase=Phase.SETUP) from exc
+        finally:
+            self._remove_container("netfix")
+        if status.get("StatusCode") != 0 or left:
+            raise InfraError(f"could not remove the default route of the attempt namespace (exit {status.get('StatusCode')}): {left!r}", phase=Phase.SETUP)
 
     def _hardening(self, limits, user: str) -> dict[str, Any]:
         """Options shared by the ERP and agent containers."""
@@ -415,7 +470,6 @@ class DockerSandbox(Sandbox):
                 entrypoint=TURN_ENTRYPOINT,
                 command=["--turn-dir", cp.turn_dir],
                 name=f"{self.prefix}-t{turn.n}",
-                hostname="agent",
                 labels=self.labels("agent"),
                 environment=env,
                 working_dir=cp.workspace,
@@ -424,7 +478,7 @@ class DockerSandbox(Sandbox):
                     cp.home: f"rw,nosuid,nodev,size={cfg.tmpfs_size},uid={uid},gid={gid},mode=0700",
                     cp.tmp: f"rw,nosuid,nodev,size={cfg.tmpfs_size},mode=1777",
                 },
-                network=self.networks["attempt"].name,
+                network_mode=f"container:{self.containers['netns'].id}",
                 **self._hardening(cfg.agent_limits, cfg.agent_user),
             )
             self.containers[role] = container

@@ -1,0 +1,154 @@
+"""Shared helpers of the runtime tests: images, a small fake scenario, leftover checks, probes.
+
+The fake scenario is built from the shared test company (tests/erp_company.py): a real SQLite
+database served by the real bb-erp, a two-turn script and a `policies.py` with a `null` policy,
+so the lifecycle runs end to end without any task pack.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import textwrap
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+TEST_CAMPAIGN = "pytest-runtime"
+
+
+def docker_client():
+    """A client, or skip the test when there is no engine."""
+    docker = pytest.importorskip("docker")
+    try:
+        client = docker.from_env(timeout=120)
+        client.ping()
+    except Exception as exc:  # noqa: BLE001
+        pytest.skip(f"no docker engine: {exc}")
+    return client
+
+
+def resolve_images(request) -> Any:
+    """The session `images` fixture of tests/conftest.py when present, else build them directly."""
+    try:
+        return request.getfixturevalue("images")
+    except pytest.FixtureLookupError:
+        from orchestrator.images import ensure_images
+
+        return ensure_images()
+
+
+def leftovers(client, attempt_prefix: str = "pb-") -> list[str]:
+    """Engine objects named like the runtime's that still exist."""
+    out = [f"container {c.name}" for c in client.containers.list(all=True) if c.name.startswith(attempt_prefix)]
+    out += [f"network {n.name}" for n in client.networks.list() if n.name.startswith(attempt_prefix)]
+    out += [f"volume {v.name}" for v in client.volumes.list() if v.name.startswith(attempt_prefix)]
+    return out
+
+
+POLICIES = textwrap.dedent(
+    '''
+    """Policies of the fake test task."""
+    import os, time
+
+
+    def null(turn, client, workspace, context):
+        pass
+
+
+    def writer(turn, client, workspace, context):
+        (workspace / f"note-{turn}.txt").write_text("hello")
+
+
+    def sleeper(turn, client, workspace, context):
+        time.sleep(600)
+
+
+    def crasher(turn, client, workspace, context):
+        raise RuntimeError("the policy crashed")
+
+
+    POLICIES = {"null": null, "oracle": writer, "neg:sleep": sleeper, "neg:crash": crasher}
+    '''
+)
+
+
+def fake_scenario(tmp: Path, *, turns: int = 2, budget_s: float = 60) -> tuple[Any, Any]:
+    """(scenario, task) duck-typed like orchestrator.scenarios.Scenario and tasks' TaskPack."""
+    from erp_company import build_company
+
+    co = build_company(tmp)
+    db = getattr(co.builder, "db", None)
+    if db is not None and hasattr(db, "close"):
+        db.close()
+    (tmp / "world.json").write_text("{}")
+    hb = tmp / "handbook"
+    hb.mkdir()
+    (hb / "policy.md").write_text("# Payment policy\nTwo approvals above 10,000.\n")
+    (hb / "forms").mkdir()
+    (hb / "forms" / "vendor.md").write_text("vendor form\n")
+    pol = tmp / "policies.py"
+    pol.write_text(POLICIES)
+    user = "ap_clerk" if "ap_clerk" in co.tokens else sorted(co.tokens)[0]
+    meta = {
+        "task": "fake", "seed": 0, "company": "Test Valve Co.", "start_date": "2026-10-08",
+        "grading_date": "2026-10-13", "agent_user": user, "agent_name": "Alex Clerk",
+        "agent_title": "AP clerk", "agent_token": co.tokens[user], "agent_token_id": f"tok-{user}",
+    }  # fmt: skip
+    script = [
+        {"n": n, "date": f"2026-10-{7 + n:02d}", "from_user": "controller", "from_name": "Priya Raman",
+         "from_title": "Controller", "request": f"Request {n}.", "budget_s": budget_s}
+        for n in range(1, turns + 1)
+    ]  # fmt: skip
+    (tmp / "scenario.json").write_text(json.dumps(meta))
+    scenario = SimpleNamespace(dir=tmp, db=co.path, world=tmp / "world.json", handbook_dir=hb, meta=meta, turns=script, truth={})
+    task = SimpleNamespace(slug="fake", version=1, fault_profiles={}, policies_module=pol)
+    return scenario, task
+
+
+PROBE = textwrap.dedent(
+    '''
+    import json, socket, sys
+    out = {}
+    for target in sys.argv[1:]:
+        host, port = target.rsplit(":", 1)
+        s = socket.socket(); s.settimeout(2.0)
+        try:
+            s.connect((host, int(port))); out[target] = "open"
+        except OSError as exc:
+            out[target] = type(exc).__name__ + ":" + str(exc.errno)
+        finally:
+            s.close()
+    routes = open("/proc/net/route").read().split("\\n")[1:]
+    out["default_route"] = any(r.split()[1:2] == ["00000000"] for r in routes if r.strip())
+    print(json.dumps(out))
+    '''
+)
+
+
+def probe_from(client, image: str, network: str, targets: list[str], labels: dict[str, str]) -> dict[str, Any]:
+    """Run a short-lived container on `network` (or `container:<id>`: in that container's
+    network namespace) that tries TCP connects to `targets` and reports its default route."""
+    where = {"network_mode": network} if network.startswith("container:") else {"network": network}
+    c = client.containers.run(
+        image,
+        entrypoint=["/opt/venv/bin/python", "-c", PROBE],
+        command=targets,
+        **where,
+        labels=labels,
+        user="1000:1000",
+        detach=True,
+    )
+    try:
+        c.wait(timeout=60)
+        text = c.logs(stdout=True, stderr=False).decode().strip().splitlines()
+        if not text:
+            raise AssertionError(c.logs().decode())
+        return json.loads(text[-1])
+    finally:
+        c.remove(force=True)
