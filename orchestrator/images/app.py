@@ -44,13 +44,14 @@ def app_tag(spec: config.AppImageSpec, base_tag: str) -> str:
 
 
 def write_context(spec: config.AppImageSpec, wheelhouse: Path, dest: Path) -> None:
-    """Lay out the build context in `dest`: Dockerfile, requirements.txt, wheels/, the extra
-    files and app/<package>/ (the package's files only, even if it has none yet)."""
+    """Lay out the build context in `dest`: Dockerfile; pb/ with requirements.txt, wheels/ and
+    the extra files (one COPY step); app/<package>/ (the package's files only, even if none)."""
     shutil.copy2(spec.dockerfile, dest / "Dockerfile")
-    shutil.copy2(spec.requirements, dest / "requirements.txt")
-    shutil.copytree(wheelhouse, dest / "wheels")
+    support = dest / "pb"
+    shutil.copytree(wheelhouse, support / "wheels")
+    shutil.copy2(spec.requirements, support / "requirements.txt")
     for name in spec.extra_files:
-        shutil.copy2(spec.definition_dir / name, dest / name)
+        shutil.copy2(spec.definition_dir / name, support / name)
     app = dest / "app" / spec.package
     app.mkdir(parents=True)
     for rel in tree_files(spec.package_dir):

@@ -16,8 +16,8 @@ class ImageRef:
     tag: str  # "pb-erp:0123456789ab"
     id: str  # the engine's image id, "sha256:..."
     content_hash: str  # full SHA-256 hex of the image's inputs
-    built: bool = False  # True when this call built or imported it
-    seconds: float = 0.0  # time spent building it in this call
+    built: bool = field(default=False, compare=False)  # True when this call built or imported it
+    seconds: float = field(default=0.0, compare=False)  # time spent building it in this call
     labels: dict[str, str] = field(default_factory=dict, compare=False)
 
     @property
