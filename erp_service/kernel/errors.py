@@ -15,7 +15,7 @@ REFUSED_STATUSES = frozenset({401, 403, 409})
 class Problem(Exception):
     """A request the ERP will not carry out; rendered as application/problem+json."""
 
-    def __init__(self, status: int, code: str, detail: str, *, outcome: str | None = None,
+    def __init__(self, status: int, code: str, detail: str, /, *, outcome: str | None = None,
                  **context: Any) -> None:
         super().__init__(detail)
         self.status = status
