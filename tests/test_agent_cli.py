@@ -243,6 +243,24 @@ def test_post_replay_409_and_422(erp_env: dict[str, str], tmp_path: Path) -> Non
     assert invalid.returncode == 1 and json.loads(invalid.stdout)["status"] == 422
 
 
+def test_hard_control_409_403_and_patch(erp_env: dict[str, str], erp: RunningErp) -> None:
+    manager = {**erp_env, "ERP_TOKEN": erp.tokens["purchasing_manager"]}
+    created = ok_json(erp_cmd(manager, "post", "/vendors", "id=V-0777", "name=Gasket Supply", 'tin="00777"'))
+    assert created["data"]["id"] == "V-0777" and created["data"]["tin"] == "00777"
+    # The same id again is refused by a hard control: a 409 problem with its machine code.
+    dup = erp_cmd(manager, "post", "/vendors", "id=V-0777", "name=Gasket Supply again")
+    assert dup.returncode == 1
+    problem = json.loads(dup.stdout)
+    assert problem["status"] == 409 and problem["code"] == "duplicate_vendor" and "V-0777" in problem["detail"]
+    # A bare number is JSON-parsed to a number, which a string field refuses (quote it to keep a string).
+    assert json.loads(erp_cmd(manager, "post", "/vendors", "name=N", "tin=12345").stdout)["status"] == 422
+    patched = ok_json(erp_cmd(manager, "patch", "/vendors/V-0777", "phone=+1 555 0100"))
+    assert patched["data"]["phone"] == "+1 555 0100"
+    # The agent's own user lacks the permission: 403 problem.
+    forbidden = erp_cmd(erp_env, "post", "/vendors", "name=Not mine")
+    assert forbidden.returncode == 1 and json.loads(forbidden.stdout)["code"] == "forbidden"
+
+
 def test_docs_lists_routes_and_handbook(erp_env: dict[str, str]) -> None:
     out = ok_json(erp_cmd(erp_env, "docs"))
     assert "GET /whoami  - Who you are: role, limits, boxes, business date" in out["routes"]
