@@ -261,6 +261,17 @@ def test_hard_control_409_403_and_patch(erp_env: dict[str, str], erp: RunningErp
     assert forbidden.returncode == 1 and json.loads(forbidden.stdout)["code"] == "forbidden"
 
 
+def test_report(erp_env: dict[str, str]) -> None:
+    listed = ok_json(erp_cmd(erp_env, "get", "/reports"))["data"]
+    assert "trial-balance" in json.dumps(listed)
+    tb = ok_json(erp_cmd(erp_env, "report", "trial-balance", "as_of=2026-10-01"))["data"]
+    assert tb["report"] == "trial-balance" and tb["params"] == {"as_of": "2026-10-01"}
+    unknown = erp_cmd(erp_env, "report", "no-such-report")
+    assert unknown.returncode == 1 and json.loads(unknown.stdout)["status"] == 404
+    bad_date = erp_cmd(erp_env, "report", "trial-balance", "as_of=2026-13-01")
+    assert bad_date.returncode == 1 and json.loads(bad_date.stdout)["status"] == 422
+
+
 def test_docs_lists_routes_and_handbook(erp_env: dict[str, str]) -> None:
     out = ok_json(erp_cmd(erp_env, "docs"))
     assert "GET /whoami  - Who you are: role, limits, boxes, business date" in out["routes"]
