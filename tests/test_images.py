@@ -17,6 +17,7 @@ from orchestrator.images.app import app_content_hash
 from orchestrator.images.base import base_packages
 from orchestrator.images.hashing import tree_files
 from orchestrator.images.model import ImageBuildError
+from orchestrator.images.prune import prune_images
 from orchestrator.images.release import release_images
 from orchestrator.images.wheelhouse import canonical_name, read_pins
 
@@ -198,6 +199,15 @@ def test_engine_has_docker_init(images: ImageSet, docker_client):
     code, out = run_in(docker_client, images.agent.tag, ["cat", "/proc/1/comm"], init=True)
     assert code == 0, out
     assert out.strip() == "docker-init"
+
+
+@pytest.mark.docker
+def test_prune_keeps_the_current_images(images: ImageSet, docker_client):
+    current = ensure_images(docker_client)  # absorbs source edits since the fixture
+    result = prune_images(docker_client, dry_run=True)
+    kept = {line.split(" ")[0] for line in result.kept}
+    assert {ref.tag for ref in current} <= kept
+    assert not {line.split(" ")[0] for line in result.removed} & {ref.tag for ref in current}
 
 
 @pytest.mark.docker

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from orchestrator.images import ImageBuildError, ensure_images
 from orchestrator.images.config import ROLES
+from orchestrator.images.prune import prune_images
 from orchestrator.images.release import DEFAULT_RELEASE_ROLES, release_images
 
 
@@ -37,6 +38,14 @@ def _release(args: argparse.Namespace) -> int:
     return 0
 
 
+def _prune(args: argparse.Namespace) -> int:
+    result = prune_images(dry_run=args.dry_run, report=_say)
+    for line in result.kept:
+        print(f"kept {line}")
+    print(f"{len(result.removed)} removed, {len(result.kept)} kept")
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add `images` with its `build` and `release` subcommands."""
     parser = sub.add_parser("images", help="build or release the container images (offline, cached by content hash)")
@@ -55,3 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                          help=f"comma list of {', '.join(ROLES)} (default: %(default)s; each tarball "
                               "includes the base's layers)")
     release.set_defaults(func=_release)
+
+    prune = isub.add_parser("prune", help="remove pb-* image tags the current sources no longer produce")
+    prune.add_argument("--dry-run", action="store_true", help="only list what would be removed")
+    prune.set_defaults(func=_prune)
