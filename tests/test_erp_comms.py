@@ -248,3 +248,26 @@ def test_audit_api_own_events_unless_audit_read(company):
     tail = c.get("/audit", params={"since_id": since}, headers=company.headers("auditor")).json()["data"]["items"]
     assert all(e["id"] > since for e in tail)
     assert c.get("/audit", params={"since_id": "x"}, headers=company.headers("auditor")).status_code == 422
+
+
+def test_manager_releases_hold_on_escalation(company):
+    from erp_service.domains.payables import HoldIn, InvoiceIn, enter_invoice, place_hold
+    inv = company.builder.act("ap_clerk", "ap.enter", "/ap-invoices", None, lambda tx: enter_invoice(tx, InvoiceIn(
+        vendor="V-0101", invoice_no="BW-1", invoice_date="2026-10-07",
+        lines=[{"kind": "other", "amount": "120.00", "account": "6350"}])))
+    company.builder.act("ap_clerk", "ap.hold", "/ap-invoices/x/holds", None,
+                        lambda tx: place_hold(tx, inv["id"], HoldIn(reason="price")))
+    world = {"escalations": [{"record_id": inv["id"], "reason": "price_variance", "to": "controller",
+                              "decision": "accept the variance",
+                              "actions": [{"kind": "release_hold"}, {"kind": "reply", "body": "Accepted."}]}]}
+    c = client(company, world)
+    h = company.headers("ap_clerk")
+    esc = c.post("/escalations", json={"record_type": "ap_invoice", "record_id": inv["id"], "to": "controller",
+                                       "reason": "price_variance", "note": "3% over PO"}, headers=h).json()["data"]
+    company.builder.advance("2026-10-09", World(world))
+    detail = c.get(f"/ap-invoices/{inv['id']}", headers=h).json()["data"]
+    assert detail["status"] == "entered" and [x["status"] for x in detail["holds"]] == ["released"]
+    assert c.get(f"/escalations/{esc['id']}", headers=h).json()["data"]["status"] == "answered"
+    with company.builder.db.transaction() as conn:
+        ev = conn.execute(select(audit_events).where(audit_events.c.action == "ap.release_hold")).mappings().all()
+    assert len(ev) == 1 and ev[0]["actor"] == "controller" and ev[0]["outcome"] == "ok"
