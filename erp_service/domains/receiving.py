@@ -412,3 +412,31 @@ def scheduled_receipts(day) -> None:
         rid = spec["receipt_id"]
         day.act(user, "rcv.reverse", f"/receipts/{rid}/reverse", body,
                 lambda tx, r=rid, b=ReverseIn(**body): reverse_receipt(tx, r, b))
+
+
+# Report ----------------------------------------------------------------------------------------
+
+from .reports import AsOfParams, as_of_of, register_report  # noqa: E402
+
+
+class GrniParams(AsOfParams):
+    vendor_id: str | None = None
+    po_id: str | None = None
+
+
+def grni_report(tx: Tx, params: GrniParams) -> dict[str, Any]:
+    """Goods received not invoiced, per PO line, as of a date, with age since first receipt."""
+    as_of = as_of_of(tx, params)
+    rows = []
+    for r in grni_lines(tx, as_of=as_of, vendor_id=params.vendor_id, po_id=params.po_id):
+        age = (dt.date.fromisoformat(as_of) - dt.date.fromisoformat(r["first_received"])).days \
+            if r["first_received"] else None
+        rows.append({"po_id": r["po_id"], "po_line": r["po_line"], "vendor_id": r["vendor_id"],
+                     "item_id": r["item_id"], "unit_price": r["unit_price"],
+                     "received": from_cents(r["received_cents"]), "invoiced": from_cents(r["invoiced_cents"]),
+                     "open": from_cents(r["open_cents"]), "first_received": r["first_received"], "age_days": age})
+    total = sum(r["open_cents"] for r in grni_lines(tx, as_of=as_of, vendor_id=params.vendor_id, po_id=params.po_id))
+    return {"as_of": as_of, "rows": rows, "total": from_cents(total)}
+
+
+register_report("grni", grni_report, GrniParams, title="Goods received not invoiced")

@@ -282,3 +282,45 @@ def post_vendor_request(body: s.VendorRequestIn, api: Api = Depends(write_api)):
              response_model=Envelope[VendorRequestOut], summary="Record the vendor's answer (vendors only)")
 def answer_vendor_request(vr_id: str, body: s.VendorAnswerIn, api: Api = Depends(write_api)):
     return api.write(lambda tx: s.answer_vendor_request(tx, vr_id, body))
+
+
+# Report ----------------------------------------------------------------------------------------
+
+from ..reports import AsOfParams, as_of_of, register_report  # noqa: E402
+from .tables import po_lines  # noqa: E402
+
+
+class OpenPOParams(AsOfParams):
+    vendor_id: str | None = None
+    item_id: str | None = None
+
+
+def open_purchase_orders_report(tx: Tx, params: OpenPOParams) -> dict[str, Any]:
+    """Open PO lines (sent or partially received) with quantity and value still to receive,
+    the date they are due and whether they are late."""
+    as_of = as_of_of(tx, params)
+    stmt = (select(purchase_orders.c.id, purchase_orders.c.vendor_id, purchase_orders.c.status,
+                   purchase_orders.c.sent_on, po_lines.c.line_no, po_lines.c.item_id, po_lines.c.qty,
+                   po_lines.c.qty_received, po_lines.c.unit_price, po_lines.c.need_by, po_lines.c.confirmed_date)
+            .join(po_lines, po_lines.c.po_id == purchase_orders.c.id)
+            .where(purchase_orders.c.status.in_(("sent", "partially_received")), po_lines.c.status == "open")
+            .order_by(purchase_orders.c.id, po_lines.c.line_no))
+    if params.vendor_id:
+        stmt = stmt.where(purchase_orders.c.vendor_id == params.vendor_id)
+    if params.item_id:
+        stmt = stmt.where(po_lines.c.item_id == params.item_id)
+    rows = []
+    for r in tx.all(stmt):
+        open_qty = round(r["qty"] - r["qty_received"], 4)
+        if open_qty <= 1e-9:
+            continue
+        due = r["confirmed_date"] or r["need_by"]
+        rows.append({"po_id": r["id"], "line_no": r["line_no"], "vendor_id": r["vendor_id"], "status": r["status"],
+                     "item_id": r["item_id"], "ordered": r["qty"], "received": r["qty_received"],
+                     "open_qty": open_qty, "unit_price": r["unit_price"],
+                     "open_value": s.line_cents(open_qty, r["unit_price"]) / 100, "need_by": r["need_by"],
+                     "confirmed_date": r["confirmed_date"], "late": bool(due and due < as_of)})
+    return {"as_of": as_of, "rows": rows, "total_open_value": round(sum(r["open_value"] for r in rows), 2)}
+
+
+register_report("open-purchase-orders", open_purchase_orders_report, OpenPOParams, title="Open purchase orders")
