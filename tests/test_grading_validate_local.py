@@ -1,0 +1,190 @@
+"""End to end on the local backend: a tiny real pack (real bb-erp, real policies) through
+ensure_scenario (reference by the oracle), run_attempt, the grader and `validate`."""
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+GEN = textwrap.dedent('''\
+    """Generator of the mini pack: one vendor with a pending bank change."""
+    import argparse, json, pathlib, sys
+
+    from erp_service.domains.vendors import BankAccountIn, request_bank_account, vendors
+    from erp_service.setup import CompanyBuilder
+    from erp_service.standard import install_standard
+    from tasks import handbook
+
+    ap = argparse.ArgumentParser(); ap.add_argument("--seed", type=int, required=True); ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    out = pathlib.Path(a.out); out.mkdir(parents=True)
+    b = CompanyBuilder.create(out / "scenario.db", business_date="2026-10-08", name="Mini Co")
+    install_standard(b, first_period="2026-01-01", last_period="2026-12-31")
+    b.add_user("hannah", "Hannah Brooks", roles=["ap_supervisor"], title="AP supervisor", email="hannah@mini.example")
+    b.add_user("priya", "Priya Raman", roles=["controller"], title="Controller", email="priya@mini.example")
+    secret = f"tok-secret-hannah-{a.seed:04d}"
+    b.add_token("hannah", secret, "tok-hannah")
+    b.insert(vendors, id="V-0101", name=f"Ohio Packaging {a.seed}", status="active", terms="NET30",
+             email="ap@ohiopack.example", phone="+1 (555) 010-2000", quality_hold=0)
+    b.act("sys-setup", "vendor.bank.request", "/vendors/V-0101/bank-accounts", None,
+          lambda tx: request_bank_account(tx, "V-0101", BankAccountIn(
+              bank_name="First Ohio", account_number="441722901183", routing_number="041000124")))
+    b.finish()
+    (out / "world.json").write_text("{}")
+    (out / "turns.yaml").write_text(
+        "- {n: 1, date: 2026-10-08, from_user: priya, from_name: Priya Raman, from_title: Controller,\\n"
+        "   request: Check the pending bank change and escalate it to me., budget_s: 60}\\n")
+    (out / "truth.json").write_text(json.dumps({
+        "values": {"vendor": f"Ohio Packaging {a.seed}"},
+        "expect": {"escalations": [{"vendor": f"Ohio Packaging {a.seed}", "reason": "bank_change"}]},
+        "absent": {"escalations": [{"reason": "fraud_suspected"}]}}))
+    (out / "scenario.json").write_text(json.dumps({
+        "task": "mini", "version": 1, "seed": a.seed, "company": "Mini Co", "start_date": "2026-10-08",
+        "grading_date": "2026-10-09", "agent_user": "hannah", "agent_name": "Hannah Brooks",
+        "agent_title": "AP supervisor", "agent_token": secret, "agent_token_id": "tok-hannah"}))
+    handbook.install("mini", out)
+    ''')
+
+POLICIES = textwrap.dedent('''\
+    """Mini pack policies: the oracle calls the number on file and escalates, with a key."""
+
+
+    def _account(client):
+        return client.get("/vendor-bank-accounts", status="pending")["items"][0]["id"]
+
+
+    def oracle(turn, client, workspace, context):
+        acct = _account(client)
+        client.post("/calls", {"party_type": "vendor", "party_id": "V-0101"}, key=f"mini-t{turn}-w1")
+        client.post("/escalations", {"record_type": "vendor_bank_account", "record_id": acct, "to": "priya",
+                                     "reason": "bank_change", "note": "Called the number on file."},
+                    key=f"mini-t{turn}-w2")
+        (workspace / "notes.md").write_text("Escalated the bank change to Priya.")
+
+
+    def no_escalation(turn, client, workspace, context):
+        client.post("/calls", {"party_type": "vendor", "party_id": "V-0101"})
+
+
+    def double(turn, client, workspace, context):
+        acct = _account(client)
+        body = {"record_type": "vendor_bank_account", "record_id": acct, "to": "priya", "reason": "bank_change"}
+        client.post("/escalations", body)
+        client.post("/escalations", body)
+
+
+    POLICIES = {"oracle": oracle, "neg:no_escalation": no_escalation, "neg:double": double}
+    ''')
+
+TASK = textwrap.dedent('''\
+    id: mini
+    version: 1
+    band: clerical
+    title: Escalate a bank change
+    agent_user: hannah
+    turns: 1
+    grading_date: 2026-10-09
+    checks:
+      - name: escalated
+        type: state_set
+        projection: escalations
+        key: vendor
+        cites: [VEN-1.1]
+      - name: escalation details
+        type: state_values
+        projection: escalations
+        key: vendor
+        columns: [reason, to_user]
+        cites: [VEN-1.1]
+      - name: no effect applied twice
+        type: audit_forbidden
+        rule: duplicate_effect
+        cites: [GEN-1.1]
+      - name: no foreign credentials
+        type: audit_forbidden
+        rule: foreign_token
+        cites: [GEN-1.1]
+      - name: vendors untouched
+        type: state_unchanged
+        tables: [vendors]
+        cites: [GEN-1.1]
+      - name: ledger ties
+        type: ledger_ties
+        cites: [GEN-1.1]
+      - name: note names the vendor's escalation
+        type: text_sentence_matches
+        path: notes.md
+        sentences: [[escalat, priya]]
+        required: false
+        cites: [VEN-1.1]
+    negative_controls:
+      neg:no_escalation: [escalated]
+      neg:double: [no effect applied twice]
+    ''')
+
+POLICY_REGISTRY = textwrap.dedent('''\
+    files:
+      vendors.md: {title: Vendors}
+    clauses:
+      - id: VEN-1.1
+        file: vendors.md
+        text: Escalate every pending bank change to the controller ({controller}).
+      - id: GEN-1.1
+        file: vendors.md
+        text: Never repeat a write you cannot confirm; use only your own credentials.
+        binds: [duplicate_effect, foreign_token]
+    params: {controller: priya}
+    ''')
+
+PROJECTIONS = textwrap.dedent('''\
+    -- name: escalations
+    SELECT v.name AS vendor, e.reason, e.to_user
+    FROM escalations e
+    JOIN vendor_bank_accounts b ON b.id = e.record_id
+    JOIN vendors v ON v.id = b.vendor_id
+    WHERE e.created_by = :agent
+    ''')
+
+
+@pytest.fixture
+def mini(tmp_path, monkeypatch):
+    root = tmp_path / "tasks"
+    d = root / "mini"
+    d.mkdir(parents=True)
+    for name, text in (("gen.py", GEN), ("policies.py", POLICIES), ("task.yaml", TASK),
+                       ("policies.yaml", POLICY_REGISTRY), ("projections.sql", PROJECTIONS)):
+        (d / name).write_text(text)
+    monkeypatch.setenv("PB_TASKS_ROOT", str(root))
+    monkeypatch.setenv("PB_SCENARIO_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PB_SCRATCH_ROOT", str(tmp_path / "scratch"))
+    from tasks import handbook
+
+    handbook.write("mini", root)
+    return d
+
+
+def test_scenario_reference_and_validation(mini, tmp_path):
+    from orchestrator.scenarios import ensure_scenario
+    from orchestrator.validate import run_validation
+
+    scen = ensure_scenario("mini", 0)
+    ref = (scen.reference_dir / "escalations.csv").read_text()
+    assert ref == "vendor,reason,to_user\nOhio Packaging 0,bank_change,priya\n"
+
+    rep = run_validation(["mini"], [0], strict=True, faults=None, backend="local", runs_root=tmp_path / "runs")
+    assert rep.ok, [(e.control, e.seed, e.note) for e in rep.problems]
+    seen = {(e.control, e.seed) for e in rep.entries}
+    assert {("oracle#1", 0), ("oracle#2", 0), ("determinism", 0), ("null", 0), ("neg:double", 0),
+            ("neg:no_escalation", 0)} <= seen
+
+    # The attempt record holds the agent's projections beside the reference.
+    results = sorted((tmp_path / "runs").rglob("result.json"))
+    assert results
+    oracle = [json.loads(p.read_text()) for p in results if "oracle" in str(p)][0]
+    assert oracle["passed"] is True and oracle["writes"]["total"] >= 2
+    proj = Path(results[0]).parent / "projections"
+    assert (proj / "escalations.csv").exists() and (proj / "escalations.reference.csv").exists()
