@@ -426,8 +426,41 @@ def type_label(spec: dict[str, Any], schema: Any) -> str:
     return str(t or "object")
 
 
-def body_fields(spec: dict[str, Any], op: dict[str, Any]) -> dict[str, str] | None:
-    """The request body's top-level fields: name -> type, with `, required` where required."""
+def strip_optional(spec: dict[str, Any], schema: Any) -> Any:
+    """`anyOf: [X, null]` -> X (resolved); anything else resolved as is."""
+    schema = resolve_ref(spec, schema)
+    if isinstance(schema, dict):
+        for combo in ("anyOf", "oneOf"):
+            branches = [resolve_ref(spec, b) for b in schema.get(combo, [])]
+            real = [b for b in branches if isinstance(b, dict) and b.get("type") != "null"]
+            if len(real) == 1:
+                return real[0]
+    return schema
+
+
+def object_fields(spec: dict[str, Any], schema: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+    """Fields of an object schema: name -> type text, or, for a list of objects (invoice lines,
+    PO lines), name -> {"type": ..., "fields": {...}} so the agent sees what a line holds."""
+    required = set(schema.get("required", []))
+    out: dict[str, Any] = {}
+    for name, sub in schema.get("properties", {}).items():
+        label = type_label(spec, sub) + (", required" if name in required else "")
+        inner = strip_optional(spec, sub)
+        desc = (sub.get("description") if isinstance(sub, dict) else None) or (
+            inner.get("description") if isinstance(inner, dict) and inner.get("type") != "object" else None)
+        if desc:
+            label += f" - {' '.join(str(desc).split())}"
+        if isinstance(inner, dict) and inner.get("type") == "array":
+            inner = strip_optional(spec, inner.get("items", {}))
+        if depth < 2 and isinstance(inner, dict) and isinstance(inner.get("properties"), dict):
+            out[name] = {"type": label, "fields": object_fields(spec, inner, depth + 1)}
+        else:
+            out[name] = label
+    return out
+
+
+def body_fields(spec: dict[str, Any], op: dict[str, Any]) -> dict[str, Any] | None:
+    """The request body's fields: name -> type, with `, required` where required."""
     body = resolve_ref(spec, op.get("requestBody"))
     if not isinstance(body, dict):
         return None
@@ -435,20 +468,13 @@ def body_fields(spec: dict[str, Any], op: dict[str, Any]) -> dict[str, str] | No
     media = content.get("application/json") or next(iter(content.values()), None)
     if not isinstance(media, dict):
         return None
-    schema = resolve_ref(spec, media.get("schema", {}))
+    # An optional body is `anyOf: [Model, null]`: show the model's fields.
+    schema = strip_optional(spec, media.get("schema", {}))
     if not isinstance(schema, dict):
         return None
-    # An optional body is `anyOf: [Model, null]`: show the model's fields.
-    for combo in ("anyOf", "oneOf"):
-        branches = [resolve_ref(spec, b) for b in schema.get(combo, [])]
-        real = [b for b in branches if isinstance(b, dict) and b.get("type") != "null"]
-        if len(real) == 1:
-            schema = real[0]
-    props = schema.get("properties")
-    if not isinstance(props, dict):
+    if not isinstance(schema.get("properties"), dict):
         return {"(body)": type_label(spec, schema)}
-    required = set(schema.get("required", []))
-    return {name: type_label(spec, sub) + (", required" if name in required else "") for name, sub in props.items()}
+    return object_fields(spec, schema)
 
 
 def route_entries(spec: dict[str, Any]) -> list[dict[str, Any]]:

@@ -281,6 +281,16 @@ def test_docs_lists_routes_and_handbook(erp_env: dict[str, str]) -> None:
     assert ("GET", "/users") in paths and ("GET", "/whoami") not in paths
     listing = next(r for r in users["routes"] if r["path"] == "/users")
     assert listing["query"]["limit"].startswith("integer")
+    # Body fields carry type, required and the schema's description.
+    outbox = ok_json(erp_cmd(erp_env, "docs", "outbox"))["routes"]
+    send = next(r for r in outbox if r["method"] == "POST" and r["path"] == "/outbox")
+    assert send["body"]["subject"] == "string, required"
+    assert send["body"]["to"].startswith("string|array of string, required - Staff user ids")
+    # Lists of objects (invoice lines) show the fields of one element.
+    invoices = ok_json(erp_cmd(erp_env, "docs", "ap-invoices"))["routes"]
+    enter = next(r for r in invoices if r["method"] == "POST" and r["path"] == "/ap-invoices")
+    assert enter["body"]["lines"]["type"].startswith("array of object, required")
+    assert "qty" in enter["body"]["lines"]["fields"]
     # A handbook file by name, stem or relative path is printed as is.
     for name in ("ap-policy.md", "ap-policy", "handbook/ap-policy.md"):
         proc = erp_cmd(erp_env, "docs", name)
