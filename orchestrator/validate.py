@@ -73,8 +73,10 @@ def completion_problems(result: dict[str, Any], turns_expected: int | None) -> l
     if result.get("outcome") != "graded":
         err = result.get("error") or {}
         out.append(f"outcome {result.get('outcome')}: {err.get('message', '')}".strip())
-    if result.get("grader_errors"):
-        out.append("grader errors: " + "; ".join(result["grader_errors"][:3]))
+    errors = list(result.get("grader_errors") or [])
+    errors += [f"{c['name']}: {c.get('detail', '')}" for c in result.get("checks", []) if c.get("grader_error")]
+    if errors:
+        out.append("grader errors: " + "; ".join(list(dict.fromkeys(errors))[:3]))
     if not isinstance(result.get("passed"), bool):
         out.append("no boolean verdict")
     turns = result.get("turns") or []

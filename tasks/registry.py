@@ -32,6 +32,11 @@ def _root(root: Path | None) -> Path:
     return Path(env) if env else TASKS_ROOT
 
 
+def tasks_root() -> Path:
+    """Where packs are looked up: `PB_TASKS_ROOT` (tests) or the `tasks/` folder."""
+    return _root(None)
+
+
 def list_tasks(root: Path | None = None) -> list[str]:
     """Slugs of every folder under the tasks root that holds a task.yaml, sorted."""
     base = _root(root)

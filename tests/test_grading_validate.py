@@ -139,3 +139,11 @@ def test_report_ok_property():
     assert rep.ok
     rep.add("t", "y", 0, ["bad"])
     assert not rep.ok and rep.problems[0].note == "bad"
+
+
+def test_grader_error_in_a_check_is_a_completion_problem():
+    from orchestrator.validate import completion_problems
+
+    r = result(False, ["payments set"])
+    r["checks"][0].update(grader_error=True, detail="grader error: LookupError: no table")
+    assert completion_problems(r, 1) == ["grader errors: payments set: grader error: LookupError: no table"]

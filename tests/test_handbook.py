@@ -113,3 +113,18 @@ def test_problems_wraps_pack_errors(tmp_path):
     write_pack(tmp_path, policies=POLICIES_YAML.replace("{floor}", "{flor}"), render=False)
     probs = handbook.problems("tiny", RULES, tmp_path)
     assert len(probs) == 1 and "undefined parameter" in probs[0]
+
+
+def test_cli_render_check_lint(tmp_path, monkeypatch, capsys):
+    from orchestrator.cli import main
+
+    monkeypatch.setenv("PB_TASKS_ROOT", str(tmp_path))
+    d = write_pack(tmp_path, render=False)
+    assert main(["handbook", "check", "tiny"]) == 1
+    assert main(["handbook", "render"]) == 0
+    assert main(["handbook", "check"]) == 0
+    assert main(["handbook", "lint", "tiny"]) == 0
+    (d / "handbook" / "payments.md").write_text("hand edited\n")
+    assert main(["handbook", "check", "tiny"]) == 1
+    out = capsys.readouterr().out
+    assert "payments.md: differs from the rendered text" in out and "lint clean" in out

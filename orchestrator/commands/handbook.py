@@ -26,9 +26,9 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.grading.rules import known_rules
     from tasks import handbook
     from tasks.packs import PackError
-    from tasks.registry import TASKS_ROOT, list_tasks
+    from tasks.registry import list_tasks, tasks_root
 
-    slugs = args.tasks or [s for s in list_tasks() if (TASKS_ROOT / s / "policies.yaml").exists()]
+    slugs = args.tasks or [s for s in list_tasks() if (tasks_root() / s / "policies.yaml").exists()]
     bad = 0
     for slug in slugs:
         try:
