@@ -215,3 +215,31 @@ def test_customer_actor_pays_by_profile(company):
     assert c.get("/cash-receipts", headers=company.headers("ar_clerk")).json()["data"]["total"] == 1
     ties = _ties(company)
     assert ties["ar"] and ties["unapplied_cash"]
+
+
+def test_warehouse_reports_and_weekend_orders(company):
+    world = {"warehouse": {"reports": [{"on": "2026-10-10", "subject": "Cycle count A01",
+                                        "body": "Counted 48 FV-100.", "lines": ["FV-100 L-LATE 28", "FV-100 L-EARLY 20"]}]},
+             "customers": {"C-0101": {"pays": "never", "orders": [{"on": "2026-10-11", "lines": [
+                 {"item_id": "FV-100", "qty": 2}]}]}}}
+    c = client(company, world)
+    company.builder.advance("2026-10-12", World(world))   # Sat and Sun skipped: both arrive Monday
+    company.builder.advance("2026-10-14", World(world))   # and only once
+    wh = c.get("/inbox", params={"box": "warehouse"}, headers=company.headers("inventory_controller")).json()["data"]
+    assert [m["subject"] for m in wh["items"]] == ["Cycle count A01"] and wh["items"][0]["received_on"] == "2026-10-12"
+    pdf = c.get(f"/inbox/{wh['items'][0]['id']}/attachments/1", headers=company.headers("inventory_controller"))
+    from erp_service.domains.comms import pdf_text
+    assert "FV-100 L-LATE 28" in pdf_text(pdf.content)
+    sales = c.get("/inbox", params={"box": "sales"}, headers=company.headers("order_entry")).json()["data"]
+    assert sales["total"] == 1 and sales["items"][0]["subject"] == "Purchase order C-0101-PO-1"
+
+
+def test_out_of_range_input_is_422_not_500(company):
+    c = client(company)
+    oe = company.headers("order_entry")
+    r = c.post("/sales-orders", json={"customer_id": "C-0101", "lines": [
+        {"item_id": "FV-100", "qty": 999999999, "unit_price": 999999999999.99}]}, headers=oe)
+    assert r.status_code == 422
+    assert c.patch("/sales-orders/SO-1/lines/99999999999999999999999", json={"qty": 1}, headers=oe).status_code == 422
+    assert c.get("/inbox/MSG-1/attachments/99999999999999999999999", headers=oe).status_code == 422
+    assert c.get("/audit", params={"since_id": 10**30}, headers=oe).status_code == 422

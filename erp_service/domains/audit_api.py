@@ -77,7 +77,7 @@ router = APIRouter(tags=["audit"])
             summary="Audit events (yours; everyone's with audit.read), oldest first")
 def get_audit(actor: str | None = None, action: str | None = None, object_id: str | None = None,
               object_type: str | None = None, outcome: str | None = None,
-              since_id: int | None = Query(None, ge=0, description="Only events with a larger id."),
+              since_id: int | None = Query(None, ge=0, le=2**62, description="Only events with a larger id."),
               page: PageRequest = Depends(page_params), api: Api = Depends(read_api)):
     return api.read(lambda tx: list_audit(tx, page, actor=actor, action=action, object_id=object_id,
                                           object_type=object_type, outcome=outcome, since_id=since_id))

@@ -870,7 +870,7 @@ def get_message(message_id: str, api: Api = Depends(read_api)):
             responses={200: {"content": {"application/pdf": {}, "application/octet-stream": {}},
                              "description": "The attachment's bytes."}},
             summary="Download attachment n (1-based) of a message")
-def get_message_attachment(message_id: str, n: int = Path(..., ge=1), api: Api = Depends(read_api)):
+def get_message_attachment(message_id: str, n: int = Path(..., ge=1, le=10_000), api: Api = Depends(read_api)):
     outcome = pipeline.read(api.db, api.actor, method="GET", path=api.path, query={}, object_type="message",
                             object_id=message_id, fn=lambda tx: get_attachment(tx, message_id, n))
     row = outcome.data

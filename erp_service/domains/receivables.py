@@ -375,10 +375,13 @@ def _customers(day) -> None:
     default = day.world.section("customer_default", {})
     if not profiles and not default:
         return
-    # Scheduled orders, by email with a PDF purchase order.
+    # Scheduled orders, by email with a PDF purchase order: on the first workday on or after
+    # the date, once.
+    sent = set(day.look(lambda tx: [r["ref"] for r in tx.all(select(sim_log.c.ref).where(
+        sim_log.c.kind == "customer_order"))]))
     for cid in sorted(profiles) if isinstance(profiles, dict) else []:
         for i, order in enumerate(profiles[cid].get("orders", [])):
-            if order.get("on") != day.date:
+            if str(order.get("on", "9999")) > day.date or f"{cid}:{i}" in sent:
                 continue
             cust = day.look(lambda tx, cid=cid: tx.find(customers, id=cid))
             if cust is None:
@@ -391,6 +394,7 @@ def _customers(day) -> None:
                         tx, order.get("box", "sales"), cust["email"] or f"{cust['id']}@customer.example",
                         f"Purchase order {po}", "Please ship the following:\n" + "\n".join(lines),
                         [(f"{po}.pdf", pdf)]))
+            day.log(f"customer:{cid}", "customer_order", f"{cid}:{i}", {"customer_po": po, "lines": order.get("lines")})
     # Payments of open invoices.
     paid = set(day.look(lambda tx: [r["ref"] for r in tx.all(select(sim_log.c.ref).where(
         sim_log.c.kind == "customer_payment"))]))

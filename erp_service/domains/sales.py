@@ -17,7 +17,7 @@ import datetime as dt
 from decimal import Decimal
 from typing import Any, Literal
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Path
 from pydantic import BaseModel, Field
 from sqlalchemy import Column, Float, Integer, String, Table, Text, func, or_, select
 
@@ -138,9 +138,19 @@ SHIPPABLE = ("released", "allocated", "partially_shipped")
 HOLD_REASONS = ("credit", "pricing")
 
 
+#: The largest line amount accepted (cents): keeps every sum well inside SQLite's integers.
+MAX_LINE_CENTS = 10**14
+
+
 def amount_cents(qty: float, unit_price: float) -> int:
     """Line amount in cents, rounded half up."""
     return to_cents(Decimal(str(qty)) * Decimal(str(unit_price)))
+
+
+def check_line_amount(qty: float, unit_price: float) -> None:
+    """422 when a line's amount is beyond what the ledger can hold."""
+    if amount_cents(qty, unit_price) >= MAX_LINE_CENTS:
+        raise invalid(f"A line of {qty} at {unit_price} is out of range.")
 
 
 # Customers and prices ---------------------------------------------------------------------------
@@ -279,6 +289,7 @@ def create_order(tx: Tx, body: "SalesOrderIn") -> dict[str, Any]:
     for n, line in enumerate(body.lines, start=1):
         get_item(tx, line.item_id)
         price, listed = _line_price(tx, cust, line.item_id, float(line.qty), line.unit_price)
+        check_line_amount(float(line.qty), price)
         tx.insert(so_lines, so_id=so["id"], line_no=n, item_id=line.item_id, qty=q4(line.qty), unit_price=price,
                   list_price=listed, qty_allocated=0.0, qty_shipped=0.0, status="open")
     _apply_check(tx, so["id"])
@@ -316,6 +327,7 @@ def update_line(tx: Tx, so_id: str, line_no: int, body: "SoLinePatch") -> dict[s
         if line["qty_shipped"] > EPS:
             raise refused("not_editable", f"Line {line_no} has shipped; its price cannot change.")
         values["unit_price"] = q4(body.unit_price)
+    check_line_amount(values.get("qty", line["qty"]), values.get("unit_price", line["unit_price"]))
     tx.conn.execute(so_lines.update().where(so_lines.c.so_id == so_id, so_lines.c.line_no == line_no).values(**values))
     if so["status"] in ("released", "allocated"):
         reason = credit_check(tx, so_id)
@@ -512,11 +524,18 @@ def shipment_view(tx: Tx, shipment_id: str) -> dict[str, Any]:
 def _warehouse(day) -> None:
     """Scheduled warehouse reports (counts, damage) by message, from ``world["warehouse"]``:
     ``{"reports": [{"on": "2026-10-12", "box": "warehouse", "subject": ..., "body": ...,
-    "lines": [...] (optional: attached as a PDF)}]}``."""
+    "lines": [...] (optional: attached as a PDF)}]}``, each on the first workday on or after
+    its date, once."""
+    from ..sim import sim_log
     from .comms import deliver, make_pdf
     section = day.world.section("warehouse", {})
-    for i, rep in enumerate(section.get("reports", []) if isinstance(section, dict) else []):
-        if rep.get("on") != day.date:
+    reports = section.get("reports", []) if isinstance(section, dict) else []
+    if not reports:
+        return
+    sent = set(day.look(lambda tx: [r["ref"] for r in tx.all(select(sim_log.c.ref).where(
+        sim_log.c.kind == "warehouse_report"))]))
+    for i, rep in enumerate(reports):
+        if str(rep.get("on", "9999")) > day.date or f"report:{i}" in sent:
             continue
         atts = [(rep.get("filename", f"warehouse-report-{i + 1}.pdf"),
                  make_pdf(rep.get("subject", "Warehouse report"), [str(x) for x in rep["lines"]]))] \
@@ -524,6 +543,7 @@ def _warehouse(day) -> None:
         day.act("sys-mail", "msg.deliver", "/sim/warehouse", {"report": i}, lambda tx, rep=rep, atts=atts: deliver(
             tx, rep.get("box", "warehouse"), rep.get("from", "warehouse@company.example"),
             rep.get("subject", "Warehouse report"), rep.get("body", ""), atts))
+        day.log("warehouse", "warehouse_report", f"report:{i}", {"subject": rep.get("subject")})
 
 
 # Sales margin report ----------------------------------------------------------------------------------
@@ -681,7 +701,7 @@ class SalesOrderOut(BaseModel):
 
 
 class ShipLineIn(In):
-    line_no: int = Field(..., ge=1)
+    line_no: int = Field(..., ge=1, le=100_000)
     qty: Quantity = Field(..., gt=0)
 
 
@@ -781,7 +801,8 @@ def post_order(body: SalesOrderIn, api: Api = Depends(write_api)):
 
 @router.patch("/sales-orders/{so_id}/lines/{line_no}", operation_id="so.update_line",
               response_model=Envelope[SalesOrderOut], summary="Change an open line's quantity or price")
-def patch_order_line(so_id: str, line_no: int, body: SoLinePatch, api: Api = Depends(write_api)):
+def patch_order_line(so_id: str, body: SoLinePatch, line_no: int = Path(..., ge=1, le=100_000),
+                     api: Api = Depends(write_api)):
     return api.write(lambda tx: update_line(tx, so_id, line_no, body), object_type="sales_order", object_id=so_id)
 
 
