@@ -6,7 +6,7 @@ stderr.txt, usage.json, turn.json, and traceback.txt when something raised.
 
 - A command system runs as its own process group with the workspace as working directory;
   the budget is enforced (SIGTERM to the group at the budget, SIGKILL 10 s later) and a
-  SIGTERM/SIGINT sent to this entrypoint is forwarded to the group.
+  SIGTERM/SIGINT sent to this entrypoint is forwarded to the group (SIGKILL 1 s later).
 - A scripted policy is loaded from the task's module by file path and called in-process as
   `policy(turn, client, workspace, context)` with an `ErpClient` holding the agent's token.
 
@@ -42,7 +42,8 @@ EXIT_TIMEOUT = 124
 EXIT_SETUP = 125
 EXIT_NOT_EXECUTABLE = 126
 EXIT_NOT_FOUND = 127
-KILL_GRACE_S = 10.0
+KILL_GRACE_S = 10.0  # at the budget: SIGTERM to the session, SIGKILL this much later
+SIGNAL_GRACE_S = 1.0  # when the entrypoint itself is told to stop
 DEFAULT_BUDGET_S = 1200.0
 
 Policy = Callable[[int, ErpClient, Path, dict[str, Any]], None]
@@ -200,7 +201,9 @@ def run_command(turn_dir: Path, system: dict[str, Any], context: dict[str, Any],
             if kill_at is None and (now >= deadline or stop.signum is not None):
                 timed_out = stop.signum is None
                 kill_group(proc.pid, signal.SIGTERM)
-                kill_at = now + KILL_GRACE_S
+                # Whoever signalled us kills us soon after (the local backend: 2 s), and the
+                # session would outlive us: keep its grace shorter than ours.
+                kill_at = now + (KILL_GRACE_S if timed_out else SIGNAL_GRACE_S)
             elif kill_at is not None and now >= kill_at:
                 kill_group(proc.pid, signal.SIGKILL)
         # Background processes the session left behind must not outlive the turn.
