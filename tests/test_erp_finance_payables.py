@@ -148,3 +148,47 @@ def test_ap_aging_buckets(company):
     assert cl.get("/reports/nope", headers=c.headers("analyst")).status_code == 404
     ids = [r["id"] for r in ok(cl.get("/reports", headers=c.headers("analyst")), 200)]
     assert {"trial-balance", "control-ties", "ap-aging", "cash-position", "budget-vs-actual"} <= set(ids)
+
+
+def test_three_way_match_relieves_grni_with_real_po_and_receipt(company):
+    """Against purchasing/receiving's own tables: a price variance goes to IPV, GRNI is relieved
+    at PO price, voiding undoes the match, and every control account stays tied."""
+    pytest.importorskip("erp_service.domains.receiving")
+    from erp_service.domains.masterdata import items, locations, warehouses
+    from erp_service.domains.org import approval_limits
+    c = company
+    b = c.builder
+    b.insert(warehouses, id="WH-MAIN", name="Main")
+    b.insert(locations, id="WH-MAIN-A01", warehouse_id="WH-MAIN", name="A01", kind="stock")
+    b.insert(items, id="BR-0750", description="Brass bar 3/4", type="raw", uom="ea", lot_controlled=0,
+             standard_cost=11.0, lead_time_days=5, safety_stock=0, moq=0, order_multiple=0, active=1)
+    b.insert(approval_limits, user_id="buyer", doc_type="purchase_order", limit_cents=1_000_000)
+    cl = client(c)
+    buyer, clerk = c.headers("buyer"), c.headers("ap_clerk")
+    po = ok(cl.post("/purchase-orders", json={"vendor_id": "V-0101", "warehouse_id": "WH-MAIN",
+                                              "lines": [{"item_id": "BR-0750", "qty": 10, "unit_price": 12}]},
+                    headers=buyer))
+    ok(cl.post(f"/purchase-orders/{po['id']}/send", headers=buyer))
+    ok(cl.post("/receipts", json={"po_id": po["id"], "lines": [{"po_line": 1, "qty_received": 8,
+                                                                 "location_id": "WH-MAIN-A01"}]},
+               headers=c.headers("receiver")))
+    ties(c)
+    line = {"kind": "item", "po_line": 1, "item": "BR-0750", "qty": 8, "unit_price": 12.50}
+    inv = ok(cl.post("/ap-invoices", json={"vendor": "V-0101", "invoice_no": "TW-1", "invoice_date": "2026-10-05",
+                                           "po": po["id"], "lines": [line]}, headers=clerk))
+    assert inv["match"]["result"] == "price_variance" and inv["match"]["lines"][0]["received"] == 8
+    over = ok(cl.post("/ap-invoices", json={"vendor": "V-0101", "invoice_no": "TW-2", "invoice_date": "2026-10-05",
+                                            "po": po["id"], "lines": [{**line, "qty": 10, "unit_price": 12}]},
+                      headers=clerk))
+    assert over["match"]["result"] == "quantity_variance"
+    ok(cl.post(f"/ap-invoices/{inv['id']}/validate", headers=clerk))
+    je = ok(cl.get(f"/ap-invoices/{inv['id']}", headers=clerk), 200)["links"]["journal_entry"][0]
+    lines = {(l["account"], l["debit"], l["credit"]) for l in ok(cl.get(f"/journal-entries/{je}", headers=clerk), 200)["lines"]}
+    assert lines == {("2050", 96.0, 0.0), ("5110", 4.0, 0.0), ("2000", 0.0, 100.0)}
+    t = ties(c)
+    assert t["grni"]["gl"] == 0 and t["ap"]["gl"] == -100.0
+    # Everything received is now invoiced: the second invoice no longer matches on quantity.
+    assert ok(cl.get(f"/ap-invoices/{over['id']}", headers=clerk), 200)["match"]["lines"][0]["previously_invoiced"] == 8
+    ok(cl.post(f"/ap-invoices/{inv['id']}/void", headers=c.headers("ap_supervisor")))
+    t = ties(c)
+    assert t["grni"]["gl"] == -96.0 and t["ap"]["gl"] == 0

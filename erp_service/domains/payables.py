@@ -5,13 +5,13 @@ rejected; entered/matched/approved → voided (validated ones are reversed; refu
 payment exists). Placing a hold moves the invoice to ``on_hold`` and remembers where it was;
 releasing its last active hold moves it back. The system never places holds by itself.
 
-Posting at validation (debit positive): an item line on a PO line is matched to that line's
-open receipt lines (receiving's `match_grni`, oldest first, up to the billed quantity); GRNI is
-debited with the value relieved and invoice price variance with the rest of the line (so a
-line billed above what was received puts the excess in IPV: the clerk's hold decides). Other
-item/other lines debit the line's account (or the vendor's default, or 6900); freight →
-freight-in; tax → purchase tax; the total credits AP with the vendor as party. Voiding mirrors
-the validation entry exactly and undoes the GRNI matches (`unmatch_grni`).
+Posting at validation (debit positive): an item line on a PO line debits GRNI at billed
+quantity × PO price (recorded in `ap_invoice_lines.grni_cents`) and invoice price variance for
+the rest of the line; other item/other lines debit the line's account (or the vendor's
+default, or 6900); freight → freight-in; tax → purchase tax; the total credits AP with the
+vendor as party. Voiding mirrors the validation entry exactly. `grni_cleared_cents` is what
+receiving's GRNI subledger subtracts (validated, not voided, as of a date), and
+`invoiced_qty` what it checks before reversing a receipt.
 
 The ``ap`` subledger (open validated invoices minus payments released and discounts taken) is
 registered here, and so is the ap-aging report.
@@ -459,30 +459,8 @@ def update_line(tx: Tx, invoice_id: str, line_no: int, body: LinePatch) -> dict:
     return invoice_detail(tx, invoice_id)
 
 
-def _match_receipts(tx: Tx, inv: dict, ln: dict) -> int | None:
-    """Relieve GRNI for an item line billed against a PO line: match its quantity to the
-    line's open receipt lines, oldest first (receiving's `match_grni`). Returns the GRNI cents
-    relieved, or None when the line is not on a PO (or the receiving domain is absent)."""
-    if not inv["po_id"] or ln["po_line"] is None or po_line_facts(tx, inv["po_id"], ln["po_line"]) is None:
-        return None
-    try:
-        from .receiving import match_grni, open_grni_lines
-    except ImportError:
-        return None
-    want = float(ln["qty"] or 0)
-    relieved = 0
-    for r in open_grni_lines(tx, po_id=inv["po_id"]):
-        if r["po_line"] != ln["po_line"] or r["qty_open"] <= 0 or want <= 1e-9:
-            continue
-        qty = min(want, r["qty_open"])
-        relieved += match_grni(tx, receipt_id=r["receipt_id"], line_no=r["line_no"], ap_invoice_id=inv["id"],
-                               qty=None if abs(qty - r["qty_open"]) < 1e-9 else qty)
-        want -= qty
-    return relieved
-
-
 def _validation_lines(tx: Tx, inv: dict, lines: list[dict]) -> tuple[list[Line], dict[int, int]]:
-    """The validation posting; matches PO item lines to receipts as a side effect."""
+    """The validation posting, and the GRNI relieved per PO-matched item line."""
     v = tx.get(vendors, inv["vendor_id"])
     fallback = v["default_account"] or "6900"
     out, grni = [], {}
@@ -494,8 +472,9 @@ def _validation_lines(tx: Tx, inv: dict, lines: list[dict]) -> tuple[list[Line],
             out.append(Line(ln["account_id"] or "rule:freight_in", amt, memo, **party))
         elif ln["kind"] == "tax":
             out.append(Line(ln["account_id"] or "rule:purchase_tax", amt, memo, **party))
-        elif ln["kind"] == "item" and (g := _match_receipts(tx, inv, ln)) is not None:
-            # Billed above what was received and matched: the excess is price variance too.
+        elif ln["kind"] == "item" and (facts := po_line_facts(tx, inv["po_id"], ln["po_line"])) is not None:
+            # GRNI is relieved at billed quantity x PO price; the price difference is IPV.
+            g = to_cents(Decimal(str(ln["qty"] or 0)) * Decimal(str(facts["price"])))
             grni[ln["line_no"]] = g
             out.append(Line("rule:grni", g, memo, **party))
             out.append(Line("rule:ipv", amt - g, memo, **party))
@@ -581,12 +560,6 @@ def void_invoice(tx: Tx, invoice_id: str, body: NoteIn | None) -> dict:
         tx.conn.execute(holds.update().where(holds.c.id == h["id"]).values(
             status="released", released_by=tx.actor.user_id, released_on=tx.business_date, release_note="invoice voided"))
     if inv["validated_on"]:
-        try:
-            from .receiving import unmatch_grni
-        except ImportError:
-            unmatch_grni = None
-        if unmatch_grni is not None:
-            unmatch_grni(tx, invoice_id)
         # The exact mirror of the validation entry, so PO prices changed since do not matter.
         ledger.post(tx, source="ap", source_ref=invoice_id, memo=f"Void AP invoice {inv['invoice_no']}",
                     lines=_void_lines_from_entry(tx, inv))
@@ -660,6 +633,19 @@ def ap_subledger(conn, as_of: str | None) -> int:
         stmt = stmt.where(payments.c.released_on <= as_of)
     paid = int(conn.execute(stmt).scalar() or 0)
     return -(billed - paid)
+
+
+def grni_cleared_cents(conn, as_of: str | None = None, po_id: str | None = None, po_line: int | None = None) -> int:
+    """GRNI debited by invoice validation (billed qty × PO price) of invoices validated and not
+    voided by `as_of`, optionally for one PO or PO line."""
+    stmt = (select(func.coalesce(func.sum(ap_invoice_lines.c.grni_cents), 0))
+            .select_from(ap_invoice_lines.join(ap_invoices, ap_invoices.c.id == ap_invoice_lines.c.invoice_id))
+            .where(_validated_as_of(as_of), ap_invoice_lines.c.grni_cents.is_not(None)))
+    if po_id is not None:
+        stmt = stmt.where(ap_invoices.c.po_id == po_id)
+    if po_line is not None:
+        stmt = stmt.where(ap_invoice_lines.c.po_line == po_line)
+    return int(conn.execute(stmt).scalar() or 0)
 
 
 ledger.register_subledger("ap", ap_subledger)
