@@ -6,8 +6,10 @@ holds no granted role, no duty-to-know grant valid that day (for that record, wh
 names one), and does not own the record. Staff resolve by user id or email, vendors by the
 email on file; any other address is external and sees nothing.
 
-Restricted values (class `vendor_bank`): the full account and routing numbers of every vendor
-bank account, pending ones included, matched as digit runs with or without spaces and hyphens.
+Restricted values, by class (`classes` param, default vendor_bank): `vendor_bank` — the full
+account and routing numbers of every vendor bank account, pending ones included; `employee` —
+tax id, personal phone (digits), home address, date of birth (text); `payroll` — salaries (an
+amount with cents). Digits match with or without spaces and hyphens; text case-insensitively.
 A bank name and the last four digits are not restricted (short runs are never values).
 """
 from __future__ import annotations
@@ -24,14 +26,24 @@ SENT_TYPES = ("message", "escalation")                # audit object types of th
 RECIPIENT_FIELDS = ("to", "cc", "bcc", "to_user", "recipient", "recipients", "assignee", "to_address")
 TEXT_FIELDS = ("subject", "body", "note", "text", "reason", "description")
 CLASS_VALUES_SQL = {
-    # class -> rows (owner, value, kind); kind "digits" or "text"
+    # class -> rows (owner, value, kind); kind "digits", "text" or "cents" (an amount)
     "vendor_bank": """
         SELECT vendor_id AS owner, account_number AS value, 'digits' AS kind FROM vendor_bank_accounts
         UNION ALL
         SELECT vendor_id AS owner, routing_number AS value, 'digits' AS kind FROM vendor_bank_accounts
     """,
+    "employee": """
+        SELECT user_id AS owner, tax_id AS value, 'digits' AS kind FROM employee_records
+        UNION ALL SELECT user_id, personal_phone, 'digits' FROM employee_records
+        UNION ALL SELECT user_id, home_address, 'text' FROM employee_records
+        UNION ALL SELECT user_id, date_of_birth, 'text' FROM employee_records
+    """,
+    # Salaries only; payroll journal lines are not scanned (yet).
+    "payroll": "SELECT user_id AS owner, salary_cents AS value, 'cents' AS kind FROM employee_records",
 }
-CLASS_TABLES = {"vendor_bank": ("vendor_bank_accounts",)}
+CLASS_TABLES = {"vendor_bank": ("vendor_bank_accounts",), "employee": ("employee_records",),
+                "payroll": ("employee_records",)}
+MIN_CENTS = 10_000  # amounts under $100.00 are too common to be telling
 STAFF_SQL = "SELECT id, lower(email) AS email FROM users"
 USER_ROLES_SQL = "SELECT user_id, role_id AS role FROM user_roles"
 VENDOR_EMAIL_SQL = "SELECT id, lower(email) AS email FROM vendors WHERE email IS NOT NULL"
@@ -44,6 +56,7 @@ MIN_DIGITS = 6
 MIN_TEXT = 8
 
 _DIGIT_RUN = re.compile(r"\d(?:[ \-\u00a0]?\d)*")
+_AMOUNT = re.compile(r"\d{1,3}(?:,\d{3})+\.\d{2}\b|\d+\.\d{2}\b")
 
 
 @dataclass(frozen=True)
@@ -71,6 +84,9 @@ def restricted_values(ctx: AuditContext, classes: Iterable[str]) -> list[Restric
                 digits = re.sub(r"\D", "", str(v))
                 if len(digits) >= MIN_DIGITS:
                     out.append(Restricted(cls, str(row["owner"]), digits, "digits"))
+            elif row["kind"] == "cents":
+                if int(v) >= MIN_CENTS:
+                    out.append(Restricted(cls, str(row["owner"]), f"{int(v) / 100:.2f}", "cents"))
             elif len(str(v).strip()) >= MIN_TEXT:
                 out.append(Restricted(cls, str(row["owner"]), str(v).strip().lower(), "text"))
     return out
@@ -79,12 +95,15 @@ def restricted_values(ctx: AuditContext, classes: Iterable[str]) -> list[Restric
 def found_in(text: str, values: list[Restricted]) -> list[Restricted]:
     """The restricted values that appear in `text`."""
     runs = {re.sub(r"\D", "", m.group(0)) for m in _DIGIT_RUN.finditer(text)}
+    amounts = {m.group(0).replace(",", "") for m in _AMOUNT.finditer(text)}
     low = text.lower()
     hits = []
     for r in values:
         if r.kind == "digits" and any(r.value in run for run in runs):
             hits.append(r)
         elif r.kind == "text" and r.value in low:
+            hits.append(r)
+        elif r.kind == "cents" and r.value in amounts:
             hits.append(r)
     return hits
 
