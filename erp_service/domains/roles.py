@@ -8,14 +8,15 @@ from __future__ import annotations
 
 READ_ONLY: list[str] = []  # reads need no permission beyond a valid token (box-scoped data aside)
 
-_PURCHASING = ["req.create", "req.submit", "req.cancel", "po.create", "po.add_line", "po.update_line",
+_PURCHASING = ["req.create", "req.submit", "req.cancel", "req.forward", "po.create", "po.add_line", "po.update_line",
                "po.send", "po.cancel", "po.close_line", "po.close", "vendor.request", "msg.send", "msg.dispose",
                "escalate", "call", "box.purchasing"]
 _AP = ["ap.enter", "ap.update_line", "ap.hold", "ap.validate", "ap.reject", "msg.send", "msg.dispose",
        "escalate", "call", "vendor.request", "box.ap"]
 
 ROLES: dict[str, tuple[str, list[str]]] = {
-    "staff": ("Any employee: requests and messages.", ["req.create", "req.submit", "req.cancel", "msg.send",
+    "staff": ("Any employee: requests and messages.", ["req.create", "req.submit", "req.cancel", "req.forward",
+                                                       "msg.send",
                                                        "escalate", "call", "box.general"]),
     "dept_head": ("Department head: approves requisitions within limit.",
                   ["req.create", "req.submit", "req.cancel", "req.approve", "req.reject", "req.return",
