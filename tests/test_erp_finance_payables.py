@@ -192,3 +192,31 @@ def test_three_way_match_relieves_grni_with_real_po_and_receipt(company):
     ok(cl.post(f"/ap-invoices/{inv['id']}/void", headers=c.headers("ap_supervisor")))
     t = ties(c)
     assert t["grni"]["gl"] == -96.0 and t["ap"]["gl"] == 0
+
+
+def test_dispute_by_vendor_invoice_number(company):
+    c = company
+    cl = client(c)
+    vr = metadata.tables.get("vendor_requests")
+    if vr is None:
+        pytest.skip("purchasing's vendor_requests table is not present")
+    inv = invoice(cl, c, "V-0101", "DN-7", "2026-10-01", 90.0)
+    c.builder.insert(vr, id="VR-2", status="open", created_by="buyer", created_on="2026-10-08", kind="dispute",
+                     vendor_id="V-0101", invoice_no="DN-7", reason="price")
+    assert ok(cl.get(f"/ap-invoices/{inv}", headers=c.headers("ap_supervisor")), 200)["disputed"] is True
+    c.builder.run("sys-setup", lambda tx: tx.conn.exec_driver_sql(
+        "UPDATE vendor_requests SET status = 'answered' WHERE id = 'VR-2'"))
+    assert ok(cl.get(f"/ap-invoices/{inv}", headers=c.headers("ap_supervisor")), 200)["disputed"] is False
+
+
+def test_openapi_lists_finance_routes(company):
+    cl = client(company)
+    doc = cl.get("/openapi.json").json()
+    paths = doc["paths"]
+    for p in ("/vendors", "/vendors/{vendor_id}/bank-accounts", "/vendor-bank-accounts/{account_id}/verify",
+              "/ap-invoices", "/ap-invoices/{invoice_id}/holds", "/holds/{hold_id}/release",
+              "/payment-runs/{run_id}/invoices/{invoice_id}", "/payment-runs/{run_id}/release", "/payments",
+              "/journal-entries/{entry_id}/reverse", "/periods/{period_id}/close", "/bank-accounts",
+              "/reports/{report_id}"):
+        assert p in paths, p
+    assert paths["/payment-runs/{run_id}/release"]["post"]["operationId"] == "pay.release"

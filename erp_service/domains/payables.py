@@ -222,11 +222,16 @@ def is_disputed(tx: Tx, invoice_id: str) -> bool:
     vr = metadata.tables.get("vendor_requests")
     if vr is None or "kind" not in vr.c:
         return False
-    refs = [vr.c[n] for n in ("ap_invoice_id", "invoice_id", "record_id", "ref", "ap_invoice", "doc_ref")
-            if n in vr.c]
-    if not refs:
+    conds = [vr.c[n] == invoice_id for n in ("ap_invoice_id", "invoice_id", "record_id", "ref", "ap_invoice", "doc_ref")
+             if n in vr.c]
+    if "invoice_no" in vr.c and "vendor_id" in vr.c:
+        # A dispute may name the vendor's invoice number instead of our id.
+        inv = tx.find(ap_invoices, id=invoice_id)
+        if inv is not None:
+            conds.append(and_(vr.c.vendor_id == inv["vendor_id"], vr.c.invoice_no == inv["invoice_no"]))
+    if not conds:
         return False
-    stmt = select(vr).where(vr.c.kind == "dispute", or_(*[r == invoice_id for r in refs]))
+    stmt = select(vr).where(vr.c.kind == "dispute", or_(*conds))
     for row in tx.all(stmt):
         if (row.get("status") or "open") not in ("closed", "resolved", "cancelled", "withdrawn", "answered",
                                                   "rejected", "credited", "refused", "done"):
