@@ -186,3 +186,28 @@ def test_fault_metrics_under_condition(tmp_path):
 def test_resolve_truth():
     vals = {"a": 1.5, "b": "x"}
     assert resolve_truth({"k": "{truth:a}", "l": ["n {truth:b}"]}, vals) == {"k": 1.5, "l": ["n x"]}
+
+
+def test_fault_metrics_function_keys_and_kinds():
+    from orchestrator.grading.audit import AuditContext
+    from orchestrator.grading.fault_metrics import fault_metrics
+
+    first = ev(path="/calls", action="call", idem_key="k1")
+    replay = ev(path="/calls", action="call", idem_key="k1", replay=True)
+    other = ev(path="/escalations", action="escalate", request={"to": "priya"})
+    faults = [
+        {"seq": 1, "kind": "lost_response", "method": "POST", "path": "/calls", "idem_key": "k1",
+         "body_sha256": "x", "audit_before": first["id"] - 1, "audit_after": first["id"], "committed": True,
+         "client_status": 503},
+        {"seq": 2, "kind": "fail_before", "method": "POST", "path": "/escalations", "idem_key": None,
+         "body_sha256": "nope", "audit_before": first["id"], "audit_after": first["id"], "committed": False,
+         "client_status": 503},
+        {"seq": 3, "kind": "slow", "method": "POST", "path": "/x", "idem_key": None, "body_sha256": "y",
+         "audit_before": 0, "audit_after": 0, "committed": True, "client_status": 201, "delay_s": 130},
+    ]
+    ctx = AuditContext([first, replay, other], None, "hannah", "tok-agent")
+    fm = fault_metrics(faults, ctx, [])
+    assert fm["by_kind"] == {"fail_before": 1, "lost_response": 1, "slow": 1}
+    assert fm["committed_behind_a_failure"] == 2          # the lost response and the slow one
+    assert fm["faulted_requests_resent"] == 1 and fm["resent_with_key"] == 1  # the escalation's body differs
+    assert fm["duplicates"] == 0

@@ -35,12 +35,19 @@ def _canonical(v: Any) -> str:
 
 
 def _body_hashes(ev: dict[str, Any]) -> set[str]:
-    """Hashes the fault layer may have recorded for this request's body (body, or fingerprint)."""
-    body = _canonical(ev.get("request"))
-    return {
-        hashlib.sha256(body.encode()).hexdigest(),
-        hashlib.sha256(f"{ev.get('method')} {ev.get('path')} {body}".encode()).hexdigest(),
-    }
+    """Hashes the fault layer may have recorded for this request's body.
+
+    bb-erp's fault layer hashes the body as sorted, compact, ASCII-escaped JSON (empty body:
+    empty bytes); the UTF-8 form and the idempotency fingerprint are accepted too.
+    """
+    req = ev.get("request")
+    ascii_form = json.dumps(req, sort_keys=True, separators=(",", ":"), default=str)
+    body = _canonical(req)
+    out = {hashlib.sha256(ascii_form.encode()).hexdigest(), hashlib.sha256(body.encode()).hexdigest(),
+           hashlib.sha256(f"{ev.get('method')} {ev.get('path')} {body}".encode()).hexdigest()}
+    if req in (None, {}):
+        out.add(hashlib.sha256(b"").hexdigest())
+    return out
 
 
 def fault_metrics(faults: list[dict[str, Any]], ctx: AuditContext, duplicates: list | None) -> dict[str, Any]:
