@@ -16,6 +16,12 @@ from erp_service.sim import World
 
 @pytest.fixture()
 def company(tmp_path):
+    return make_company(tmp_path)
+
+
+def make_company(tmp_path):
+    """The test company plus a warehouse, a lot-controlled item with two lots in stock, a price
+    list and three customers (a parent, its taxable subsidiary, an inactive one)."""
     c = build_company(tmp_path)
     b = c.builder
     b.insert(warehouses, id="WH-MAIN", name="Main")
