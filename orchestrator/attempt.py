@@ -219,12 +219,16 @@ def tree_sha256(root: Path) -> str | None:
     return h.hexdigest()
 
 
-def _read_usage(out_dir: Path) -> dict[str, Any]:
+def _read_json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads((out_dir / "usage.json").read_text())
+        data = json.loads(path.read_text())
         return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
         return {}
+
+
+def _read_usage(out_dir: Path) -> dict[str, Any]:
+    return _read_json(out_dir / "usage.json")
 
 
 def new_attempt_id(spec: AttemptSpec) -> str:
@@ -478,6 +482,10 @@ def _run_one_turn(
         )
     )
     usage = _read_usage(paths.turn_dir(n) / "out")
+    reported = _read_json(paths.turn_dir(n) / "out" / "turn.json")
+    # Timed out: the entrypoint stopped the harness at the budget (exit 124), or the runtime
+    # killed the whole turn at its hard deadline.
+    timed_out = run.timed_out or bool(reported.get("timed_out"))
     for k, v in usage.items():
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             state.usage[k] = state.usage.get(k, 0) + v
@@ -486,7 +494,8 @@ def _run_one_turn(
         "date": date,
         "budget_s": budget,
         "exit_code": run.exit_code,
-        "timed_out": run.timed_out,
+        "timed_out": timed_out,
+        "killed_by_runtime": run.timed_out,
         "duration_s": round(run.duration_s, 3),
         "oom_killed": run.oom_killed,
         "did_not_start": did_not_start(run.exit_code, run.duration_s, config.did_not_start_s),

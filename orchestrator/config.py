@@ -90,7 +90,11 @@ class RuntimeConfig(BaseModel):
     advance_timeout_s: float = 300.0
     snapshot_timeout_s: float = 120.0
     default_turn_budget_s: float = 1200.0  # a turn without budget_s
-    kill_grace_s: float = 2.0  # after the budget: stop signal, then kill
+    # The turn entrypoint enforces the budget itself (SIGTERM to the harness at the budget,
+    # SIGKILL 10 s later, exit 124). The orchestrator's hard deadline comes after that, so a
+    # well-behaved turn still writes out/; a turn past budget + hard grace is killed outright.
+    turn_hard_grace_s: float = 15.0
+    kill_grace_s: float = 2.0  # at the hard deadline: SIGTERM, then SIGKILL after this
     stop_timeout_s: float = 10.0  # ERP shutdown before kill
     stream_interval_s: float = 0.5  # audit/faults polling period
     did_not_start_s: float = 5.0  # exit 126/127 this early: the harness never started

@@ -73,7 +73,71 @@ POLICIES = textwrap.dedent(
         raise RuntimeError("the policy crashed")
 
 
-    POLICIES = {"null": null, "oracle": writer, "neg:sleep": sleeper, "neg:crash": crasher}
+    def napper(turn, client, workspace, context):
+        time.sleep(6)
+
+
+    def inspector(turn, client, workspace, context):
+        """Report what the turn's environment looks like, into the workspace."""
+        import json, socket, subprocess
+        from urllib.parse import urlparse
+
+        def can_write(folder):
+            probe = os.path.join(folder, ".pb-probe")
+            try:
+                with open(probe, "w") as fh:
+                    fh.write("x")
+                os.unlink(probe)
+                return True
+            except OSError:
+                return False
+
+        def read(path):
+            try:
+                with open(path, "rb") as fh:
+                    return fh.read().replace(b"\\0", b" ").decode("utf-8", "replace").strip()
+            except OSError:
+                return None
+
+        def tcp(host, port):
+            s = socket.socket()
+            s.settimeout(2)
+            try:
+                s.connect((host, port))
+                return "open"
+            except OSError as exc:
+                return f"{type(exc).__name__}:{exc.errno}"
+            finally:
+                s.close()
+
+        status = dict(l.split(":", 1) for l in read("/proc/self/status").splitlines() if ":" in l)
+        procs = [read(f"/proc/{p}/cmdline") for p in os.listdir("/proc") if p.isdigit()]
+        erp = urlparse(os.environ["ERP_URL"])
+        routes = read("/proc/net/route").split("\\n")[1:]
+        report = {
+            "uid": os.getuid(), "gid": os.getgid(), "euid": os.geteuid(),
+            "cap_eff": status["CapEff"].strip(), "no_new_privs": status.get("NoNewPrivs", "").strip(),
+            "env": sorted(os.environ), "home": os.environ.get("HOME"), "cwd": os.getcwd(),
+            "writable": {p: can_write(p) for p in ["/", "/etc", "/usr", "/opt", "/workspace", "/home/agent", "/tmp", "/turn", "/turn/out", "/opt/policy"]},
+            "home_listing": sorted(os.listdir(os.environ["HOME"])),
+            "pid1": read("/proc/1/cmdline"), "procs": procs,
+            "pids_max": read("/sys/fs/cgroup/pids/pids.max") or read("/sys/fs/cgroup/pids.max"),
+            "mem_max": read("/sys/fs/cgroup/memory/memory.limit_in_bytes") or read("/sys/fs/cgroup/memory.max"),
+            "default_route": any(r.split()[1:2] == ["00000000"] for r in routes if r.strip()),
+            "agent_api": tcp(erp.hostname, erp.port),
+            "control_port_on_agent_address": tcp(erp.hostname, 8081),
+            "data_visible": os.path.exists("/data/erp") or os.path.exists("/data/scenario.db"),
+            "docker_sock": os.path.exists("/var/run/docker.sock"),
+        }
+        # Leave a process behind on purpose: the next turn must not see it.
+        with open(os.path.join(os.environ["HOME"], "dropping"), "w") as fh:
+            fh.write("from turn %d" % turn)
+        subprocess.Popen(["sleep", "1000"], start_new_session=True)
+        (workspace / f"inspect-{turn}.json").write_text(json.dumps(report, indent=1))
+
+
+    POLICIES = {"null": null, "oracle": writer, "neg:sleep": sleeper, "neg:crash": crasher,
+                "neg:nap": napper, "neg:inspect": inspector}
     '''
 )
 
@@ -82,6 +146,7 @@ def fake_scenario(tmp: Path, *, turns: int = 2, budget_s: float = 60) -> tuple[A
     """(scenario, task) duck-typed like orchestrator.scenarios.Scenario and tasks' TaskPack."""
     from erp_company import build_company
 
+    tmp.mkdir(parents=True, exist_ok=True)
     co = build_company(tmp)
     db = getattr(co.builder, "db", None)
     if db is not None and hasattr(db, "close"):

@@ -492,7 +492,7 @@ class DockerSandbox(Sandbox):
         started = time.monotonic()
         timed_out = False
         try:
-            container.wait(timeout=turn.budget_s)
+            container.wait(timeout=turn.budget_s + cfg.turn_hard_grace_s)
         except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
             timed_out = True
         except docker.errors.DockerException as exc:

@@ -230,7 +230,7 @@ class LocalSandbox(Sandbox):
             started = time.monotonic()
             timed_out = False
             try:
-                proc.wait(turn.budget_s)
+                proc.wait(turn.budget_s + self.config.turn_hard_grace_s)
             except subprocess.TimeoutExpired:
                 timed_out = True
                 _kill_group(proc.pid, signal.SIGTERM)
