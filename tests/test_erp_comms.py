@@ -271,3 +271,18 @@ def test_manager_releases_hold_on_escalation(company):
     with company.builder.db.transaction() as conn:
         ev = conn.execute(select(audit_events).where(audit_events.c.action == "ap.release_hold")).mappings().all()
     assert len(ev) == 1 and ev[0]["actor"] == "controller" and ev[0]["outcome"] == "ok"
+
+
+def test_manager_on_leave_answers_when_back(company):
+    from erp_service.domains.org import leave
+    company.builder.insert(leave, user_id="controller", start_date="2026-10-09", end_date="2026-10-12")
+    world = {"escalations": [{"record_id": "*", "reason": "other", "to": "controller", "decision": "ok",
+                              "actions": []}]}
+    c = client(company, world)
+    esc = c.post("/escalations", json={"record_type": "vendor", "record_id": "V-0101", "to": "controller",
+                                       "reason": "other"}, headers=company.headers("ap_clerk")).json()["data"]
+    company.builder.advance("2026-10-12", World(world))
+    assert c.get(f"/escalations/{esc['id']}", headers=company.headers("ap_clerk")).json()["data"]["status"] == "open"
+    company.builder.advance("2026-10-13", World(world))
+    e = c.get(f"/escalations/{esc['id']}", headers=company.headers("ap_clerk")).json()["data"]
+    assert e["status"] == "answered" and e["answered_on"] == "2026-10-13"

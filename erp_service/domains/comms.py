@@ -701,7 +701,9 @@ def _answer(esc: dict[str, Any], rule: dict, manager: str) -> Callable[[Tx], Any
 
 
 def _managers(day) -> None:
-    """Answer open escalations from before today by the world's rules, in id order."""
+    """Answer open escalations from before today by the world's rules, in id order (an
+    addressee on leave answers when back)."""
+    from .org import on_leave
     rules = _rules(day.world)
     if not rules:
         return
@@ -712,6 +714,8 @@ def _managers(day) -> None:
         if rule is None:
             continue
         manager = esc["to_user"]
+        if day.look(lambda tx, m=manager: on_leave(tx, m, day.date)):
+            continue   # the addressee answers when back from leave
         for spec in rule.get("actions", []):
             kind = spec.get("kind")
             if kind in ("reply", "keep_hold", "none", None):
