@@ -184,10 +184,8 @@ def post_receipt(tx: Tx, body: ReceiptIn) -> dict[str, Any]:
         grni_total += value
         tx.touch("purchase_order", po["id"])
         tx.conn.execute(po_lines.update().where(po_lines.c.po_id == po["id"], po_lines.c.line_no == line["line_no"])
-                        .values(qty_received=q4(line["qty_received"] + qty),
-                                qty_refused=q4(line["qty_refused"] + refused_qty)))
-        line["qty_received"] = q4(line["qty_received"] + qty)
-        line["qty_refused"] = q4(line["qty_refused"] + refused_qty)
+                        .values(qty_received=func.round(po_lines.c.qty_received + qty, 4),
+                                qty_refused=func.round(po_lines.c.qty_refused + refused_qty, 4)))
     je = ledger.post(tx, source="receiving", source_ref=doc["id"], memo=f"Receipt {doc['id']} on {po['id']}",
                      lines=_receipt_lines(doc["id"], po["vendor_id"], std_total, grni_total, expense))
     tx.update(receipts, doc["id"], je_id=je or None)
@@ -211,11 +209,14 @@ def reverse_receipt(tx: Tx, receipt_id: str, body: ReverseIn) -> dict[str, Any]:
     if rcv["status"] != "posted":
         raise refused("bad_status", f"receipt {receipt_id} is {rcv['status']}; only a posted receipt can be reversed.",
                       status=rcv["status"])
+    back: dict[int, float] = {}
     for rl in tx.rows(receipt_lines, receipt_id=receipt_id):
-        line = tx.find(po_lines, po_id=rcv["po_id"], line_no=rl["po_line"])
-        billed = _invoiced_qty(tx, rcv["po_id"], rl["po_line"])
-        if billed > (line["qty_received"] - rl["qty_received"]) + EPS:
-            raise refused("has_invoices", f"{billed} of {rcv['po_id']} line {rl['po_line']} is already invoiced; "
+        back[rl["po_line"]] = back.get(rl["po_line"], 0.0) + rl["qty_received"]
+    for po_line, qty in sorted(back.items()):
+        line = tx.find(po_lines, po_id=rcv["po_id"], line_no=po_line)
+        billed = _invoiced_qty(tx, rcv["po_id"], po_line)
+        if billed > (line["qty_received"] - qty) + EPS:
+            raise refused("has_invoices", f"{billed} of {rcv['po_id']} line {po_line} is already invoiced; "
                           f"reversing {receipt_id} would leave it billed but not received. Void or credit the "
                           f"invoice first.")
     tx.set_status("receipt", receipts, receipt_id, "reversed", body.reason, allowed_from=["posted"],
@@ -233,11 +234,10 @@ def reverse_receipt(tx: Tx, receipt_id: str, body: ReverseIn) -> dict[str, Any]:
             acct = (line or {}).get("account_id") or "6900"
             expense[acct] = expense.get(acct, 0) + rl["value_cents"]
         grni_total += rl["value_cents"]
-        line = tx.find(po_lines, po_id=rcv["po_id"], line_no=rl["po_line"])
         tx.touch("purchase_order", rcv["po_id"])
         tx.conn.execute(po_lines.update().where(po_lines.c.po_id == rcv["po_id"], po_lines.c.line_no == rl["po_line"])
-                        .values(qty_received=q4(max(line["qty_received"] - rl["qty_received"], 0.0)),
-                                qty_refused=q4(max(line["qty_refused"] - rl["qty_refused"], 0.0))))
+                        .values(qty_received=func.max(func.round(po_lines.c.qty_received - rl["qty_received"], 4), 0.0),
+                                qty_refused=func.max(func.round(po_lines.c.qty_refused - rl["qty_refused"], 4), 0.0)))
     je = ledger.post(tx, source="receiving", source_ref=receipt_id, memo=f"Reversal of receipt {receipt_id}",
                      lines=_receipt_lines(receipt_id, rcv["vendor_id"], std_total, grni_total, expense, sign=-1))
     tx.update(receipts, receipt_id, reversal_je_id=je or None)
