@@ -286,3 +286,8 @@ def test_manager_on_leave_answers_when_back(company):
     company.builder.advance("2026-10-13", World(world))
     e = c.get(f"/escalations/{esc['id']}", headers=company.headers("ap_clerk")).json()["data"]
     assert e["status"] == "answered" and e["answered_on"] == "2026-10-13"
+
+
+def test_huge_offset_is_422(company):
+    c = client(company)
+    assert c.get("/calls", params={"offset": 10**30}, headers=company.headers("analyst")).status_code == 422

@@ -50,7 +50,7 @@ class Page(BaseModel, Generic[T]):
     limit: int
 
 
-def page_params(offset: int = Query(0, ge=0, description="Rows to skip."),
+def page_params(offset: int = Query(0, ge=0, le=2**62, description="Rows to skip."),
                 limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT,
                                    description=f"Rows to return (default {DEFAULT_LIMIT}, maximum {MAX_LIMIT}).")
                 ) -> PageRequest:
