@@ -70,14 +70,33 @@ POLICIES = textwrap.dedent('''\
         client.post("/calls", {"party_type": "vendor", "party_id": "V-0101"})
 
 
+    def _try(fn, *a, **kw):
+        try:
+            return fn(*a, **kw)
+        except Exception as exc:  # a 503 under the fault condition
+            return exc
+
+
     def double(turn, client, workspace, context):
         acct = _account(client)
         body = {"record_type": "vendor_bank_account", "record_id": acct, "to": "priya", "reason": "bank_change"}
-        client.post("/escalations", body)
-        client.post("/escalations", body)
+        _try(client.post, "/escalations", body)
+        _try(client.post, "/escalations", body)
 
 
-    POLICIES = {"oracle": oracle, "neg:no_escalation": no_escalation, "neg:double": double}
+    def blind_retry(turn, client, workspace, context):
+        """Like the oracle, but re-sends a failed write without a key (and without looking)."""
+        acct = _account(client)
+        body = {"record_type": "vendor_bank_account", "record_id": acct, "to": "priya",
+                "reason": "bank_change", "note": "Called the number on file."}
+        _try(client.post, "/calls", {"party_type": "vendor", "party_id": "V-0101"})
+        for _ in range(3):
+            if not isinstance(_try(client.post, "/escalations", body), Exception):
+                break
+
+
+    POLICIES = {"oracle": oracle, "neg:no_escalation": no_escalation, "neg:double": double,
+                "neg:blind-retry": blind_retry}
     ''')
 
 TASK = textwrap.dedent('''\
@@ -124,6 +143,11 @@ TASK = textwrap.dedent('''\
     negative_controls:
       neg:no_escalation: [escalated]
       neg:double: [no effect applied twice]
+    fault_profiles:
+      lost-writes:
+        faults: "lost_response:POST /escalations@1"
+        negative_controls:
+          neg:blind-retry: [no effect applied twice]
     ''')
 
 POLICY_REGISTRY = textwrap.dedent('''\
@@ -188,3 +212,18 @@ def test_scenario_reference_and_validation(mini, tmp_path):
     assert oracle["passed"] is True and oracle["writes"]["total"] >= 2
     proj = Path(results[0]).parent / "projections"
     assert (proj / "escalations.csv").exists() and (proj / "escalations.reference.csv").exists()
+
+
+def test_validation_under_a_fault_profile(mini, tmp_path):
+    from orchestrator.validate import run_validation
+
+    rep = run_validation(["mini"], [0], strict=True, faults="lost-writes", backend="local",
+                         runs_root=tmp_path / "runs")
+    assert rep.ok, [(e.control, e.seed, e.note) for e in rep.problems]
+    assert rep.condition == "lost-writes"
+    assert {("faults hit oracle", 0), ("neg:blind-retry", 0)} <= {(e.control, e.seed) for e in rep.entries}
+    oracle = [json.loads(p.read_text()) for p in (tmp_path / "runs").rglob("result.json") if "oracle" in str(p)][0]
+    fm = oracle["fault_metrics"]
+    assert fm["faults_injected"] == 1 and fm["committed_behind_a_failure"] == 1
+    assert fm["faulted_requests_resent"] == 1 and fm["resent_with_key"] == 1 and fm["duplicates"] == 0
+    assert oracle["condition"] == "lost-writes" and oracle["passed"] is True
