@@ -1,0 +1,79 @@
+"""The local backend: ERP and turns as host subprocesses (isolation: none), same lifecycle."""
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+
+from runtime_support import fake_scenario
+
+
+@pytest.fixture()
+def local(tmp_path):
+    from orchestrator.backends.local import LocalBackend
+    from orchestrator.config import RuntimeConfig
+
+    cfg = RuntimeConfig.from_env(runs_root=tmp_path / "runs", scratch_root=tmp_path / "scratch", campaign="pytest-local")
+    return cfg, LocalBackend(cfg)
+
+
+def _run(cfg, backend, tmp_path, system, **kw):
+    from orchestrator.attempt import AttemptSpec, run_attempt
+    from orchestrator.cells import parse_cell
+
+    scenario, task = fake_scenario(tmp_path / "scenario", turns=kw.pop("turns", 2), budget_s=kw.pop("budget", 60))
+    spec = AttemptSpec(parse_cell(f"{system}:fake"), 0, timeout_override_s=kw.pop("timeout", None))
+    return run_attempt(spec, backend=backend, config=cfg, scenario=scenario, task=task, grade=False)
+
+
+def test_local_turn_subprocess(local, tmp_path):
+    """One turn directly through the sandbox: the entrypoint runs with cwd = workspace."""
+    from orchestrator.backends.base import AttemptContext, TurnLaunch
+    from orchestrator.cells import parse_cell
+    from orchestrator.paths import AttemptPaths
+
+    cfg, backend = local
+    _, task = fake_scenario(tmp_path / "scenario")
+    paths = AttemptPaths.for_attempt(cfg.runs_root, "t", parse_cell("oracle:fake"), 0, 0)
+    paths.prepare()
+    sb = backend.open_attempt(AttemptContext(f"local-{uuid.uuid4().hex[:6]}", cfg.campaign, paths))
+    try:
+        system = {"kind": "policy", "name": "oracle", "module": str(task.policies_module)}
+        files = {
+            "prompt.txt": b"do the work",
+            "system.json": json.dumps(system).encode(),
+            "context.json": json.dumps({"turn": 1, "date": "2026-10-08", "agent_user": "x", "budget_s": 30}).encode(),
+        }
+        run = sb.run_turn(TurnLaunch(n=1, files=files, env={"ERP_URL": "http://127.0.0.1:9", "ERP_TOKEN": "t", "TURN_BUDGET_S": "30"},
+                                     budget_s=30, host_turn_dir=paths.turn_dir(1), log_path=paths.turn_log(1)))
+        assert run.exit_code == 0 and not run.timed_out, paths.turn_log(1).read_text()
+        assert (sb.workspace / "note-1.txt").read_text() == "hello"
+        assert json.loads((paths.turn_dir(1) / "out" / "turn.json").read_text())["exit_code"] == 0
+        dest = tmp_path / "ws-copy"
+        (sb.workspace / "link").symlink_to("/etc")
+        sb.copy_workspace(dest)
+        assert (dest / "note-1.txt").exists() and not (dest / "link").exists()
+    finally:
+        assert sb.close() == []
+    assert not sb.root.exists()
+
+
+def test_local_attempt_end_to_end(local, tmp_path):
+    cfg, backend = local
+    result = _run(cfg, backend, tmp_path, "oracle")
+    rec = result.record
+    assert rec["outcome"] == "graded", rec.get("error")
+    assert rec["isolation"] == "none"
+    assert json.loads(result.paths.attempt_json.read_text())["isolation"] == "none"
+    assert (result.paths.workspace / "note-2.txt").exists()
+    assert result.paths.final_db.stat().st_size > 0
+    assert not list(cfg.scratch_root.iterdir())  # scratch removed
+
+
+def test_local_timeout_kills_the_turn(local, tmp_path):
+    cfg, backend = local
+    result = _run(cfg, backend, tmp_path, "neg:sleep", turns=1, timeout=2)
+    rec = result.record
+    assert rec["outcome"] == "agent_error" and rec["turns"][0]["timed_out"]
+    assert rec["turns"][0]["duration_s"] < 2 + cfg.turn_hard_grace_s + 5
