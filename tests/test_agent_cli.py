@@ -363,6 +363,23 @@ def test_client_helpers(erp: RunningErp) -> None:
         ErpClient("http://127.0.0.1:9", "t", max_attempts=2, backoff_s=0.01).whoami()
 
 
+def test_client_inbox_attachment_and_report_helpers(erp: RunningErp) -> None:
+    # Another holder of the AP box, so the CLI tests' read marks do not matter (reads are per user).
+    with ErpClient(erp.agent_url, erp.tokens["ap_supervisor"]) as client:
+        unread = client.inbox("ap", unread=True)
+        assert [m["subject"] for m in unread] == ["Invoice 4411", "Remittance advice"]
+        msg = client.read_message(unread[0]["id"])
+        assert msg["read"] is True and msg["attachments"][0]["filename"] == "invoice-4411.pdf"
+        assert [m["id"] for m in client.inbox(unread=True)] == [unread[1]["id"]]
+        pdf = client.attachment(unread[0]["id"], 1)
+        assert pdf.startswith(b"%PDF") and "INVOICE 4411" in pdf_text(pdf)
+        with pytest.raises(ErpError) as info:
+            client.attachment(unread[0]["id"], 9)
+        assert info.value.status == 404
+        tb = client.report("trial-balance", as_of="2026-10-01")
+        assert tb["report"] == "trial-balance" and tb["params"] == {"as_of": "2026-10-01"}
+
+
 def test_idempotency_keys_are_deterministic() -> None:
     a, b = IdempotencyKeys("pay", 2), IdempotencyKeys("pay", 2)
     assert [a.next() for _ in range(3)] == ["pay-t2-w1", "pay-t2-w2", "pay-t2-w3"] == [b.next() for _ in range(3)]
