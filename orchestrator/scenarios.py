@@ -276,6 +276,25 @@ def ensure_scenario(slug: str, seed: int, *, cache_root: Path | None = None,
             if final.exists():
                 shutil.rmtree(final)  # a crashed build's leftovers (never a complete scenario)
             os.rename(built.dir, final)
+        except ScenarioError as exc:
+            kept = _keep_failed_build(tmp, final)
+            if kept is None:
+                raise
+            raise ScenarioError(f"{exc} (the failed build is kept in {kept})") from exc
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return Scenario(slug, int(seed), final, key)
+
+
+def _keep_failed_build(tmp: Path, final: Path) -> Path | None:
+    """Move a failed build (scenario and the oracle's attempt record) aside for inspection.
+
+    Only the latest failure per scenario is kept, under `.failed-<name>` beside the cache
+    entry, so it is never mistaken for a scenario and never accumulates.
+    """
+    if not any(tmp.iterdir()):
+        return None
+    dest = final.parent / f".failed-{final.name}"
+    shutil.rmtree(dest, ignore_errors=True)
+    os.rename(tmp, dest)
+    return dest

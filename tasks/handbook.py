@@ -137,6 +137,15 @@ def lint(slug: str, known_rules: Iterable[str] | None = None, root: Path | None 
         if len(places) != 1:
             rep.errors.append(f"{where_p}: clause {cid} placed {len(places)} times ({', '.join(places)})")
 
+    try:
+        rendered = "\n".join(render(slug, root).values())
+        for cid in sorted(ids):
+            n = rendered.count(f"**{cid}**")
+            if n != 1 and len(pol.placements.get(cid, [])) == 1:
+                rep.errors.append(f"{where_p}: clause {cid} appears {n} times as **{cid}** in the rendered handbook")
+    except PackError as exc:
+        rep.errors.append(str(exc))
+
     used: set[str] = set()
     for fname, hf in pol.files.items():
         used |= template_fields(hf.title) | template_fields(hf.intro or "")

@@ -89,6 +89,8 @@ def test_truth_mismatch_is_a_task_bug(pack, tmp_path):
     msg = str(exc.value)
     assert "task bug" in msg and '"vendor": "Ohio"' in msg and "missing" in msg
     assert "present but truth.json says absent" in msg
+    kept = tmp_path / "c" / "tiny" / f".failed-{task_tree_hash('tiny')[:16]}-seed-0"
+    assert f"kept in {kept}" in msg and (kept / "scenario" / "scenario.db").exists()
     # Nothing half-built is left as a scenario.
     assert [p.name for p in (tmp_path / "c" / "tiny").iterdir() if not p.name.startswith(".")] == []
 

@@ -128,3 +128,9 @@ def test_cli_render_check_lint(tmp_path, monkeypatch, capsys):
     assert main(["handbook", "check", "tiny"]) == 1
     out = capsys.readouterr().out
     assert "payments.md: differs from the rendered text" in out and "lint clean" in out
+
+
+def test_lint_bold_id_inside_another_clause(tmp_path):
+    write_pack(tmp_path, policies=POLICIES_YAML.replace("see PAY-1.1.", "see **PAY-1.1**."))
+    errors = handbook.lint("tiny", RULES, tmp_path).errors
+    assert any("clause PAY-1.1 appears 2 times as **PAY-1.1**" in e for e in errors)
