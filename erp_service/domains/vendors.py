@@ -182,8 +182,14 @@ def _check_terms(tx: Tx, code: str) -> None:
 
 def _check_account(tx: Tx, account: str | None) -> None:
     from .ledger import accounts
-    if account is not None and tx.find(accounts, id=account) is None:
+    if account is None:
+        return
+    row = tx.find(accounts, id=account)
+    if row is None:
         raise invalid(f"Account {account} does not exist.")
+    if row["control"]:
+        # Invoice lines default to this account; a control account would break its subledger tie.
+        raise invalid(f"Account {account} is a control account and cannot be a vendor's default expense account.")
 
 
 def create_vendor(tx: Tx, body: VendorIn) -> dict:
