@@ -73,9 +73,12 @@ def _up_to_date(client: docker.DockerClient, tag: str, content_hash: str, base: 
 
 
 def ensure_app_image(client: docker.DockerClient, spec: config.AppImageSpec, base: ImageRef, *,
-                     force: bool = False, no_cache: bool = False,
+                     force: bool = False, no_cache: bool = False, wheelhouse: Path | None = None,
                      report: Report = lambda _msg: None) -> ImageRef:
-    """Make sure the image of `spec` exists for the current sources on `base`; build it if not."""
+    """Make sure the image of `spec` exists for the current sources on `base`; build it if not.
+
+    `wheelhouse` is the folder of its wheels when the caller fetched them already; otherwise
+    they are taken from the cache (fetched on a miss, refetched with `no_cache`)."""
     content_hash = app_content_hash(spec, base.tag)
     tag = f"{spec.repository}:{short(content_hash)}"
     if not (force or no_cache):
@@ -84,7 +87,8 @@ def ensure_app_image(client: docker.DockerClient, spec: config.AppImageSpec, bas
             return ImageRef(role=spec.role, tag=tag, id=image.id, content_hash=content_hash,
                             labels=dict(image.labels or {}))
     started = time.monotonic()
-    wheelhouse = ensure_wheelhouse(spec.role, spec.requirements, force=no_cache, report=report)
+    if wheelhouse is None:
+        wheelhouse = ensure_wheelhouse(spec.role, spec.requirements, force=no_cache, report=report)
     labels = oci_labels(spec.role, content_hash) | {config.LABEL_BASE_ID: base.id}
     report(f"{tag}: building FROM {base.tag} (offline)")
     with tempfile.TemporaryDirectory(prefix=f"pb-{spec.role}-context.") as tmp:
