@@ -320,6 +320,9 @@ class TaskSpec(_Strict):
     turns: int = Field(ge=1)
     grading_date: dt.date
     variant_of: str | None = None
+    # A variant with inherit_checks runs its parent's checks, controls and fault profiles
+    # first, then its own (merged before validation by the registry).
+    inherit_checks: bool = False
     checks: list[Check] = Field(min_length=1)
     negative_controls: dict[str, list[str]] = Field(default_factory=dict)
     fault_profiles: dict[str, FaultProfile] = Field(default_factory=dict)
@@ -570,7 +573,11 @@ class TaskPack:
 
     @property
     def policies_module(self) -> Path:
-        return self.dir / "policies.py"
+        """The pack's policies.py; a variant without its own runs its parent's policies."""
+        own = self.dir / "policies.py"
+        if not own.exists() and self.spec.variant_of:
+            return self.dir.parent / self.spec.variant_of / "policies.py"
+        return own
 
     @property
     def generator(self) -> Path:

@@ -18,9 +18,12 @@ from tasks.packs import (
     TaskPack,
     TaskSpec,
     _rel,
+    load_yaml,
     parse_model,
     parse_projections,
+    validation_error,
 )
+from pydantic import ValidationError
 
 TASKS_ROOT = Path(__file__).resolve().parent
 
@@ -43,6 +46,29 @@ def list_tasks(root: Path | None = None) -> list[str]:
     return sorted(p.parent.name for p in base.glob("*/task.yaml"))
 
 
+def _parse_spec(base: Path, task_file: Path) -> TaskSpec:
+    """Parse task.yaml; a variant with `inherit_checks: true` gets its parent's checks, negative
+    controls and fault profiles merged in first (its own add to them, never replace them)."""
+    data = load_yaml(task_file)
+    if isinstance(data, dict) and data.get("inherit_checks") and data.get("variant_of"):
+        parent_file = base / str(data["variant_of"]) / "task.yaml"
+        if not parent_file.exists():
+            raise PackError(f"{_rel(task_file)}: variant_of: no task {data['variant_of']!r}")
+        parent = load_yaml(parent_file)
+        data = dict(data)
+        data["checks"] = list(parent.get("checks") or []) + list(data.get("checks") or [])
+        for key in ("negative_controls", "fault_profiles"):
+            merged = dict(parent.get(key) or {})
+            merged.update(data.get(key) or {})
+            data[key] = merged
+    if not isinstance(data, dict):
+        raise PackError(f"{_rel(task_file)}: top level must be a mapping")
+    try:
+        return TaskSpec.model_validate(data)
+    except ValidationError as exc:
+        raise validation_error(task_file, exc, data) from None
+
+
 def load_task(slug: str, root: Path | None = None) -> TaskPack:
     """Parse and validate `tasks/<slug>/task.yaml` (+ projections.sql); PackError if bad."""
     base = _root(root)
@@ -51,7 +77,7 @@ def load_task(slug: str, root: Path | None = None) -> TaskPack:
     if not task_file.exists():
         known = ", ".join(list_tasks(base)) or "none"
         raise PackError(f"{_rel(task_file)}: no such task {slug!r} (known: {known})")
-    spec: TaskSpec = parse_model(TaskSpec, task_file)
+    spec = _parse_spec(base, task_file)
     if spec.id != slug:
         raise PackError(f"{_rel(task_file)}: id: {spec.id!r} differs from the folder name {slug!r}")
     if spec.variant_of is not None:
