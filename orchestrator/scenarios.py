@@ -6,8 +6,9 @@ checked against truth.json (`expect` rows present, `absent` rows absent). It is 
 
     <cache_root>/<slug>/<tree hash[:16]>-seed-<n>/
 
-where the tree hash covers the task pack (and its parents), the shared task code, `erp_service`,
-`agent_sandbox` (the policies' client) and the projection formatter: change any of them and a
+where the tree hash covers the task pack (and its parents), the shared task code (tasks/*.py and
+every folder of tasks/ that is not a pack), `erp_service`, `agent_sandbox` (the policies'
+client) and the projection formatter: change any of them and a
 new scenario is built. Creation is atomic (build in a temp dir, then rename) and serialised by a
 lock file, so concurrent campaigns never see half a scenario nor build the same one twice.
 """
@@ -29,10 +30,10 @@ from tasks.packs import REPO_ROOT, TaskPack
 from tasks.registry import load_task
 
 DEFAULT_CACHE = REPO_ROOT / ".cache" / "scenarios"
-# Code outside the pack that shapes a scenario or its reference.
-_SHARED_TREES = ["tasks/common", "erp_service", "agent_sandbox"]
-_SHARED_FILES = ["tasks/__init__.py", "tasks/packs.py", "tasks/registry.py", "tasks/handbook.py",
-                 "orchestrator/grading/projections.py"]
+# Code outside the pack that shapes a scenario or its reference (besides every shared folder of
+# tasks/, i.e. every folder that is not a pack, such as the company generator).
+_SHARED_TREES = ["erp_service", "agent_sandbox"]
+_SHARED_FILES = ["orchestrator/grading/projections.py"]
 _SKIP_DIRS = {"__pycache__", ".pytest_cache", ".mypy_cache"}
 
 
@@ -136,6 +137,14 @@ def task_tree_hash(slug: str, *, repo: Path = REPO_ROOT) -> str:
         pack = load_task(cur)
         _hash_tree(h, pack.dir.parent, pack.dir.name)
         cur = pack.variant_of
+    code = repo / "tasks"
+    for p in sorted(code.iterdir()):
+        if p.name.startswith((".", "__pycache__")):
+            continue
+        if p.is_file() and p.suffix == ".py":
+            _hash_tree(h, repo, f"tasks/{p.name}")
+        elif p.is_dir() and not (p / "task.yaml").exists():
+            _hash_tree(h, repo, f"tasks/{p.name}")
     for rel in _SHARED_TREES + _SHARED_FILES:
         _hash_tree(h, repo, rel)
     return h.hexdigest()
