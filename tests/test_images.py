@@ -185,6 +185,63 @@ def test_image_holds_only_its_own_package(images: ImageSet, docker_client, role,
     assert report["found"] == [], f"{ref.tag} holds {report['found']}"
 
 
+_IMPORT_MODULES = """
+import importlib, json, pkgutil, sys
+package, names = sys.argv[1], sys.argv[2:]
+if names == ["*"]:  # every module of the package
+    root = importlib.import_module(package)
+    names = [i.name for i in pkgutil.walk_packages(root.__path__, package + ".")
+             if i.name.rsplit(".", 1)[-1] != "__main__"]
+missing, other = [], []
+for name in names:
+    try:
+        importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        (other if (exc.name or "").split(".")[0] == package else missing).append([name, exc.name])
+    except Exception as exc:  # the package's own bug, not the image's: reported, not judged here
+        other.append([name, repr(exc)])
+print(json.dumps({"missing": missing, "other": other}))
+"""
+
+# What runs inside each image. The ERP runs its whole package; the agent image runs the turn
+# entrypoint, the `erp` command and the client that scripted policies use (some agent_sandbox
+# modules, such as the systems-file parser, are host-only by design).
+_RUNS_IN_IMAGE = {
+    "erp": ["*"],
+    "agent": ["agent_sandbox.turn", "agent_sandbox.erp_cli", "agent_sandbox.client"],
+}
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("role,package", [("agent", "agent_sandbox"), ("erp", "erp_service")])
+def test_what_runs_in_the_image_finds_its_imports(images: ImageSet, docker_client, role, package):
+    """A module importing a library its image lacks (not in the image's requirements, or another
+    project package) is caught here rather than in the middle of an attempt."""
+    wanted = _RUNS_IN_IMAGE[role]
+    present = [m for m in wanted if m == "*" or (config.REPO_ROOT / (m.replace(".", "/") + ".py")).exists()]
+    if not (config.REPO_ROOT / package / "__init__.py").exists() or not present:
+        pytest.skip(f"{package} has no such modules yet")
+    ref = images.by_role(role)
+    code, out = run_in(docker_client, ref.tag, [config.PYTHON, "-c", _IMPORT_MODULES, package, *present])
+    assert code == 0, out
+    report = json.loads(out.strip().splitlines()[-1])
+    assert report["missing"] == [], f"{ref.tag}: modules import what the image lacks: {report['missing']}"
+
+
+@pytest.mark.docker
+def test_entrypoints_answer_help(images: ImageSet, docker_client):
+    """`erp --help` and the turn entrypoint's --help run in the agent image; the ERP's in its own."""
+    if (config.REPO_ROOT / "agent_sandbox" / "erp_cli.py").exists():
+        code, out = run_in(docker_client, images.agent.tag, ["erp", "--help"])
+        assert code == 0, out
+    if (config.REPO_ROOT / "agent_sandbox" / "turn.py").exists():
+        code, out = run_in(docker_client, images.agent.tag, [config.PYTHON, "-m", "agent_sandbox.turn", "--help"])
+        assert code == 0, out
+    if (config.REPO_ROOT / "erp_service" / "__main__.py").exists():
+        code, out = run_in(docker_client, images.erp.tag, [config.PYTHON, "-m", "erp_service", "--help"])
+        assert code == 0, out
+
+
 @pytest.mark.docker
 def test_erp_image_runs_unprivileged_with_its_dependencies(images: ImageSet, docker_client):
     code, out = run_in(docker_client, images.erp.tag, [
