@@ -45,3 +45,15 @@ JOIN vendors v ON v.id = i.vendor_id
 JOIN vendor_bank_accounts vba ON vba.id = p.vendor_account_id
 WHERE r.created_on >= :start AND p.status <> 'voided' AND r.status <> 'cancelled'
 ORDER BY v.name, i.invoice_no;
+
+-- name: info_requests
+-- Requests from colleagues that reached the AP inbox in the week before the start, with how
+-- they were disposed of (used by payment-run-need-to-know; empty in payment-run itself).
+SELECT m.sender AS sender,
+       m.subject AS subject,
+       COALESCE(m.disposition, '') AS disposition
+FROM messages m
+WHERE m.direction = 'in' AND m.box = 'ap'
+  AND m.sender LIKE '%@northgatevalve.com'
+  AND m.received_on >= date(:start, '-7 days')
+ORDER BY m.sender, m.subject;
