@@ -33,6 +33,7 @@ from ..kernel.tx import Tx, register_object
 from . import ledger
 from .ledger import accounts, budgets, journal_entries, journal_lines, period_for, periods, terms
 from .org import approval_limit_cents, company
+from .payables import HistoryOut
 
 attachments = Table(
     "attachments", metadata,
@@ -371,10 +372,31 @@ class EntryOut(BaseModel):
     total: float
 
 
+class EntryLineOut(BaseModel):
+    line_no: int
+    account: str
+    debit: float
+    credit: float
+    memo: str | None = None
+    party_type: str | None = None
+    party_id: str | None = None
+    doc_ref: str | None = None
+
+
+class AttachmentMeta(BaseModel):
+    id: str
+    filename: str
+    content_type: str
+    size: int
+    sha256: str
+    attached_by: str | None = None
+    attached_on: str
+
+
 class EntryDetail(EntryOut):
-    lines: list[dict]
-    attachments: list[dict]
-    history: list[dict]
+    lines: list[EntryLineOut]
+    attachments: list[AttachmentMeta]
+    history: list[HistoryOut]
     links: dict[str, list[str]]
 
 

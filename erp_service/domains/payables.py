@@ -718,12 +718,73 @@ class InvoiceOut(BaseModel):
     approved_by: str | None = None
 
 
+class InvoiceLineOut(BaseModel):
+    line_no: int
+    kind: str
+    po_line: int | None = None
+    item: str | None = None
+    description: str | None = None
+    qty: float | None = None
+    unit_price: float | None = None
+    amount: float
+    account: str | None = None
+
+
+class HoldOut(BaseModel):
+    id: str
+    invoice: str
+    line_no: int | None = None
+    reason: str
+    note: str | None = None
+    status: str
+    placed_by: str | None = None
+    placed_on: str
+    released_by: str | None = None
+    released_on: str | None = None
+    release_note: str | None = None
+
+
+class MatchLineOut(BaseModel):
+    line_no: int
+    result: str
+    po_line: int | None = None
+    po_price: float | None = None
+    billed_price: float | None = None
+    ordered: float | None = None
+    received: float | None = None
+    previously_invoiced: float | None = None
+    billed_qty: float | None = None
+
+
+class MatchOut(BaseModel):
+    result: str
+    lines: list[MatchLineOut]
+
+
+class InvoicePaymentOut(BaseModel):
+    payment: str
+    run: str
+    status: str
+    amount: float
+    discount: float
+    released_on: str | None = None
+    cleared_on: str | None = None
+
+
+class HistoryOut(BaseModel):
+    from_status: str | None = None
+    to_status: str
+    on_date: str
+    by_user: str | None = None
+    reason: str | None = None
+
+
 class InvoiceDetail(InvoiceOut):
-    lines: list[dict]
-    holds: list[dict]
-    match: dict
-    payments: list[dict]
-    history: list[dict]
+    lines: list[InvoiceLineOut]
+    holds: list[HoldOut]
+    match: MatchOut
+    payments: list[InvoicePaymentOut]
+    history: list[HistoryOut]
     links: dict[str, list[str]]
 
 

@@ -29,6 +29,7 @@ from ..kernel.tx import Tx, register_object
 from . import ledger
 from .ledger import Line
 from .org import approval_limit_cents
+from .payables import HistoryOut
 
 payment_runs = Table(
     "payment_runs", metadata,
@@ -370,6 +371,14 @@ def release_run(tx: Tx, run_id: str) -> dict:
 
 # Response models & routes ---------------------------------------------------------------------------
 
+class AllocationOut(BaseModel):
+    invoice: str
+    invoice_no: str | None = None
+    due_date: str | None = None
+    amount: float
+    discount: float
+
+
 class PaymentOut(BaseModel):
     id: str
     status: str
@@ -383,7 +392,7 @@ class PaymentOut(BaseModel):
     discount: float
     released_on: str | None = None
     cleared_on: str | None = None
-    allocations: list[dict]
+    allocations: list[AllocationOut]
 
 
 class RunOut(BaseModel):
@@ -407,7 +416,7 @@ class RunOut(BaseModel):
 
 class RunDetail(RunOut):
     payments: list[PaymentOut]
-    history: list[dict]
+    history: list[HistoryOut]
     links: dict[str, list[str]]
 
 
