@@ -54,6 +54,11 @@ def test_work_order_lifecycle_wip_and_variance(company):
     assert_refused_and_unchanged(c, cl, "POST", f"/work-orders/{wo['id']}/cancel", "production_supervisor",
                                  "has_issues", [("work_order", wo["id"])])
     assert [h_["to_status"] for h_ in closed["history"]] == ["planned", "released", "in_progress", "completed", "closed"]
+    usage = ok(cl.get("/reports/item-usage", params={"months": 2}, headers=c.headers("analyst")), 200)
+    rows = {r["item_id"]: r for r in usage["rows"]}
+    assert rows["BR-0750"]["used"] == 10 and rows["BR-0750"]["avg_monthly_usage"] == 5
+    assert rows["BR-0750"]["on_hand"] == 90 and rows["BR-0750"]["months_of_cover"] == 18
+    assert cl.get("/reports/item-usage", params={"months": 0}, headers=c.headers("analyst")).status_code == 422
 
 
 def test_release_needs_components_and_issue_reversal(company):

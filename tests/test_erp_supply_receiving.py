@@ -53,7 +53,12 @@ def test_receipt_posting_grni_inventory_ppv_and_ties(company):
     assert_refused_and_unchanged(c, cl, "POST", "/receipts", "receiver", "over_receipt_ceiling",
                                  [("purchase_order", po["id"])],
                                  body={"po_id": po["id"], "lines": [{"po_line": 1, "qty_received": 80}]})
+    open_pos = ok(cl.get("/reports/open-purchase-orders", params={"as_of": "2026-10-25"}, headers=c.headers("analyst")),
+                  200)
+    assert [(r["po_id"], r["open_qty"], r["open_value"], r["late"]) for r in open_pos["rows"]] == [
+        (po["id"], 50.0, 210.0, True)]
     ok(_receive(cl, c, po["id"], [{"po_line": 1, "qty_received": 50}]))
+    assert ok(cl.get("/reports/open-purchase-orders", headers=c.headers("analyst")), 200)["rows"] == []
     done = ok(cl.get(f"/purchase-orders/{po['id']}", headers=c.headers("buyer")), 200)
     assert done["status"] == "received"
     refused(_receive(cl, c, po["id"], [{"po_line": 1, "qty_received": 1}]), "po_not_open")
