@@ -44,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per control call is noise
     try:
         cell = parse_cell(args.cell)
         if args.seed < 0 or args.rep < 0:

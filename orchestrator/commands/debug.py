@@ -1,0 +1,135 @@
+"""`orchestrate debug TASK --seed N`: an ERP and an agent shell for one scenario (compose/).
+
+    orchestrate debug payment-run --seed 0            # prepare, start the ERP, open the shell
+    orchestrate debug payment-run --seed 0 --no-shell # start the ERP only; print how to attach
+    orchestrate debug payment-run --seed 0 --down     # remove containers, networks, folders
+
+Uses docker-compose (v1) with compose/docker-compose.yml and its `debug` profile. The scenario's
+database and world go into runs/debug/<task>-seed-<n>/erp/ (mounted only into the ERP), the
+handbook into .../workspace/ (the agent's /workspace). The control API is published on
+127.0.0.1:<port> only; the control token is in .../erp/control.token. TASK may also be given
+as a cell (`null:payment-run`): only the task part is used. Not for scored runs.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from orchestrator.config import REPO_ROOT
+
+COMPOSE_FILE = REPO_ROOT / "compose" / "docker-compose.yml"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `debug` subcommand."""
+    p = sub.add_parser("debug", help="an ERP and an agent shell for one scenario (docker-compose)",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("task", help="task slug (or a cell SYSTEM:TASK)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--port", type=int, default=18081, help="host loopback port of the control API (default 18081)")
+    p.add_argument("--subnet", default="10.232.0.0/27",
+                   help="a /27 for the two debug networks (default 10.232.0.0/27, outside the attempts' range)")
+    p.add_argument("--down", action="store_true", help="remove the debug stack and its folder")
+    p.add_argument("--no-shell", action="store_true", help="do not open the agent shell")
+    p.set_defaults(func=run)
+
+
+def _compose(project: str, env_file: Path, *args: str, check: bool = True, interactive: bool = False) -> int:
+    argv = ["docker-compose", "-f", str(COMPOSE_FILE), "-p", project, "--env-file", str(env_file), "--profile", "debug", *args]
+    if interactive:
+        return subprocess.call(argv)
+    proc = subprocess.run(argv, capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise SystemExit(f"docker-compose {' '.join(args)} failed:\n{proc.stderr.strip()}")
+    return proc.returncode
+
+
+def run(args: argparse.Namespace) -> int:
+    import ipaddress
+
+    import httpx
+
+    task = args.task.rsplit(":", 1)[-1].split("+", 1)[0]
+    name = f"{task}-seed-{args.seed}"
+    project = f"pbdebug-{name}".replace("_", "-")
+    folder = REPO_ROOT / "runs" / "debug" / name
+    env_file = folder / "compose.env"
+
+    if args.down:
+        if env_file.exists():
+            _compose(project, env_file, "down", "--volumes", "--remove-orphans", check=False)
+        shutil.rmtree(folder, ignore_errors=True)
+        print(f"removed debug stack {project} and {folder}")
+        return 0
+    if shutil.which("docker-compose") is None:
+        print("docker-compose (v1) is not installed", file=sys.stderr)
+        return 2
+
+    from orchestrator.images import ensure_images
+    from orchestrator.scenarios import ensure_scenario
+
+    scenario = ensure_scenario(task, args.seed)
+    images = ensure_images(report=lambda msg: print(msg, file=sys.stderr))
+    attempt_net, control_net = list(ipaddress.ip_network(args.subnet).subnets(new_prefix=28))[:2]
+    erp_ip, control_ip = str(attempt_net.network_address + 2), str(control_net.network_address + 2)
+
+    if folder.exists():
+        _compose(project, env_file, "down", "--remove-orphans", check=False) if env_file.exists() else None
+        shutil.rmtree(folder)
+    (folder / "erp").mkdir(parents=True)
+    shutil.copyfile(scenario.db, folder / "erp" / "scenario.db")
+    shutil.copyfile(scenario.world, folder / "erp" / "world.json")
+    token = secrets.token_hex(32)
+    (folder / "erp" / "control.token").write_text(token)
+    shutil.copytree(scenario.handbook_dir, folder / "workspace" / "handbook")
+    # The containers run as 1001 (ERP) and 1000 (agent); as root we hand the folders over.
+    if os.geteuid() == 0:
+        for root, owner in ((folder / "erp", 1001), (folder / "workspace", 1000)):
+            for p in [root, *root.rglob("*")]:
+                os.chown(p, owner, owner)
+    else:
+        for p in [folder / "erp", folder / "workspace", *(folder / "erp").rglob("*"), *(folder / "workspace").rglob("*")]:
+            p.chmod(0o777 if p.is_dir() else 0o666)
+    env_file.write_text(
+        "\n".join([
+            f"PB_ERP_IMAGE={images.erp.tag}",
+            f"PB_AGENT_IMAGE={images.agent.tag}",
+            f"PB_ATTEMPT_SUBNET={attempt_net}",
+            f"PB_CONTROL_SUBNET={control_net}",
+            f"PB_ERP_AGENT_IP={erp_ip}",
+            f"PB_ERP_CONTROL_IP={control_ip}",
+            f"PB_CONTROL_PORT={args.port}",
+            f"PB_DEBUG_DIR={folder}",
+            f"PB_AGENT_TOKEN={scenario.meta['agent_token']}",
+        ]) + "\n"
+    )
+    _compose(project, env_file, "up", "-d", "erp")
+    url = f"http://127.0.0.1:{args.port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            r = httpx.get(f"{url}/control/health", headers={"Authorization": f"Bearer {token}"}, timeout=2, trust_env=False)
+            if r.status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            _compose(project, env_file, "logs", "erp", check=False, interactive=True)
+            print("the ERP did not become healthy", file=sys.stderr)
+            return 3
+        time.sleep(0.3)
+    shell = f"docker-compose -f {COMPOSE_FILE} -p {project} --env-file {env_file} --profile debug run --rm agent"
+    print(f"ERP up: business date {r.json().get('business_date')}")
+    print(f"control API: {url}  (token: {folder / 'erp' / 'control.token'})")
+    print(f"  e.g. curl -H \"Authorization: Bearer $(cat {folder / 'erp' / 'control.token'})\" {url}/control/health")
+    print(f"agent shell: {shell}")
+    print(f"tear down:   orchestrate debug {task} --seed {args.seed} --down")
+    if args.no_shell or not sys.stdin.isatty():
+        return 0
+    return _compose(project, env_file, "run", "--rm", "agent", interactive=True)
