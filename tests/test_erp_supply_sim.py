@@ -132,3 +132,63 @@ def test_approver_on_leave_waits(company):
     assert ok(cl.get(f"/requisitions/{r['id']}", headers=c.headers("staff")), 200)["status"] == "submitted"
     advance(c.builder.db, World(world), "2026-10-14")
     assert ok(cl.get(f"/requisitions/{r['id']}", headers=c.headers("staff")), 200)["status"] == "approved"
+
+
+MORE = {
+    "V-0101": {"ack_delay": 0, "lead_days": 1, "ship_early": True, "moq_reject": True, "price_notice": {"SL-0101": 1.75},
+               "invoice": {"delay": 1, "prefix": "BW-", "duplicate_after": 2, "duplicate_style": "stripped"},
+               "requests": {"defer": {"accept": True}, "cancel": {"accept": True},
+                            "copy_request": {"accept": True}}},
+}
+
+
+def _scenario(tmp_path):
+    """Orders, requests and an advance through the vendor's whole behaviour; returns the company."""
+    c = supply_company(tmp_path)
+    cl = client(c)
+    world = {"vendors": MORE, "approvers": {"dept_head": {"decisions": {"REQ-10001": "reject"}}}}
+    small = sent_po(cl, c, qty=50)                             # below the MOQ of 100: rejected on that line
+    po = sent_po(cl, c, qty=100, vendor="V-0101", item="SL-0101", unit_price=1.60)
+    keep = sent_po(cl, c, qty=100)
+    ok(cl.post("/vendor-requests", json={"kind": "cancel", "po_id": keep["id"], "po_line": 1}, headers=c.headers("buyer")))
+    req = ok(cl.post("/requisitions", json={"lines": [{"item_id": "BR-0750", "qty": 1, "unit_price": 4}]},
+                     headers=c.headers("staff")))
+    ok(cl.post(f"/requisitions/{req['id']}/submit", headers=c.headers("staff")))
+    advance(c.builder.db, World(world), "2026-10-09")
+    return c, cl, world, small, po, keep, req
+
+
+def test_vendor_moq_price_notice_cancel_duplicate_and_copy(tmp_path):
+    c, cl, world, small, po, keep, req = _scenario(tmp_path)
+    s = ok(cl.get(f"/purchase-orders/{small['id']}", headers=c.headers("buyer")), 200)
+    line_acks = [a for a in s["acknowledgements"] if a["line_no"] == 1]
+    assert line_acks[0]["decision"] == "rejected" and "minimum" in line_acks[0]["note"]
+    p = ok(cl.get(f"/purchase-orders/{po['id']}", headers=c.headers("buyer")), 200)
+    notice = [a for a in p["acknowledgements"] if a["line_no"] == 1][0]
+    assert notice["decision"] == "changed" and notice["unit_price"] == 1.75
+    assert p["lines"][0]["unit_price"] == 1.60                  # the PO itself never changes
+    assert ok(cl.get(f"/requisitions/{req['id']}", headers=c.headers("staff")), 200)["status"] == "rejected"
+    advance(c.builder.db, World(world), "2026-10-16")
+    shipped_refs = {s_["ref"] for s_ in _log(c, "ship_line")}
+    assert f"{keep['id']}/1" not in shipped_refs and f"{po['id']}/1" in shipped_refs
+    assert f"{small['id']}/1" not in shipped_refs      # a rejected line is not shipped
+    inv = next(i for i in _log(c, "invoice") if i["payload"]["po_id"] == po["id"])
+    dup = [d for d in _log(c, "invoice_dup") if d["payload"]["original"] == inv["ref"]]
+    assert dup and dup[0]["ref"] == inv["ref"].replace("-", "")
+    ok(cl.post("/vendor-requests", json={"kind": "copy_request", "vendor_id": "V-0101", "invoice_no": inv["ref"]},
+               headers=c.headers("ap_clerk")))
+    advance(c.builder.db, World(world), "2026-10-19")
+    assert [x["ref"] for x in _log(c, "invoice_copy")] == [inv["ref"]]
+
+
+def test_same_scenario_same_canonical_hash(tmp_path):
+    from erp_service.canonical import canonical_hash
+    hashes = []
+    for n in (1, 2):
+        d = tmp_path / f"run{n}"
+        d.mkdir()
+        c, cl, world, *_ = _scenario(d)
+        advance(c.builder.db, World(world), "2026-10-16")
+        c.builder.db.close()
+        hashes.append(canonical_hash(c.path))
+    assert hashes[0] == hashes[1]

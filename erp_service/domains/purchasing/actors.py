@@ -132,16 +132,17 @@ def _vendor_ids(day) -> list[str]:
 
 @actor("vendors")
 def vendors_act(day) -> None:
-    """Each vendor, in id order: acknowledge, ship, invoice, answer requests."""
+    """Each vendor, in id order: answer requests, acknowledge, ship, invoice."""
     user = vendor_user(day.world)
     for vendor_id in _vendor_ids(day):
         prof = profile(day.world, vendor_id)
         if prof.get("silent"):
             continue
+        # Requests first, so a cancel or expedite answered today governs today's shipments.
+        _answer_requests(day, user, vendor_id, prof)
         _acknowledge(day, user, vendor_id, prof)
         _ship(day, user, vendor_id, prof)
         _invoice(day, user, vendor_id, prof)
-        _answer_requests(day, user, vendor_id, prof)
 
 
 def _acknowledge(day, user: str, vendor_id: str, prof: dict[str, Any]) -> None:
@@ -162,6 +163,12 @@ def _acknowledge(day, user: str, vendor_id: str, prof: dict[str, Any]) -> None:
             earliest = add_workdays(conn, po["sent_on"], lead)
             need = l["need_by"] or po["need_by"] or earliest
             confirmed = earliest if prof.get("ship_early") else max(earliest, need)
+            agreed = conn.execute(select(vendor_requests.c.answer_date).where(
+                vendor_requests.c.po_id == po["id"], vendor_requests.c.kind.in_(("expedite", "defer")),
+                vendor_requests.c.decision == "accepted", vendor_requests.c.answer_date.is_not(None),
+                (vendor_requests.c.po_line == l["line_no"]) | vendor_requests.c.po_line.is_(None))
+                .order_by(vendor_requests.c.id.desc())).scalar()
+            confirmed = agreed or confirmed
             decision, note, price = "accepted", None, None
             if prof.get("moq_reject") and item and item["moq"] and l["qty"] + EPS < item["moq"]:
                 decision, note = "rejected", f"Below our minimum order quantity of {item['moq']:g}."
