@@ -507,9 +507,16 @@ def _run_one_turn(
         "cleanup_s": round(run.cleanup_s, 3),
         "usage": usage,
     }
+    traceback_file = paths.turn_dir(n) / "out" / "traceback.txt"
+    # Exit 125 with a traceback: the entrypoint could not set the turn up (our turn files, the
+    # image, the policy module) — the agent never ran, so this is not the agent's failure.
+    record["setup_failed"] = run.exit_code == 125 and traceback_file.exists()
     state.turns.append(record)
     with open(paths.turns_jsonl, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(_jsonable(record), sort_keys=True) + "\n")
+    if record["setup_failed"]:
+        detail = traceback_file.read_text(errors="replace").strip().splitlines()
+        raise InfraError(f"turn {n} could not be set up: {detail[-1] if detail else 'exit 125'}", phase=Phase.TURN)
     # An ERP that died during the turn is the infrastructure's failure, not the agent's.
     _require_erp(sandbox, Phase.TURN)
     control.health(phase=Phase.TURN)

@@ -9,6 +9,10 @@ An attempt ends in one of three outcomes (contracts §9):
                   unhealthy or ran out of memory, the host side failed. Never scored as the
                   agent's failure; the campaign retries it.
 
+A turn whose entrypoint could not even set it up (exit 125 with out/traceback.txt: our turn
+files, the image or the policy module were unusable) never ran the agent: the lifecycle raises
+`InfraError` for it rather than recording an agent failure.
+
 Nothing here talks to Docker or the network: `classify_exception` and `classify_turns` are
 pure functions of their inputs, so the policy is tested without containers.
 """

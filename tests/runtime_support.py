@@ -136,7 +136,16 @@ POLICIES = textwrap.dedent(
         (workspace / f"inspect-{turn}.json").write_text(json.dumps(report, indent=1))
 
 
-    POLICIES = {"null": null, "oracle": writer, "neg:sleep": sleeper, "neg:crash": crasher,
+    def stubborn(turn, client, workspace, context):
+        """Ignores the entrypoint's stop requests: only the runtime's kill ends it."""
+        while True:
+            try:
+                time.sleep(100)
+            except BaseException:
+                continue
+
+
+    POLICIES = {"neg:stubborn": stubborn, "null": null, "oracle": writer, "neg:sleep": sleeper, "neg:crash": crasher,
                 "neg:nap": napper, "neg:inspect": inspector}
     '''
 )

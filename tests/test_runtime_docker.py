@@ -154,3 +154,71 @@ def test_erp_killed_mid_turn_is_infra_error(runtime, tmp_path, client):
     pm = [p for p in err["post_mortem"] if p["name"].endswith("-erp")]
     assert pm and pm[0]["status"] == "exited" and pm[0]["exit_code"] == 137, err["post_mortem"]
     assert not rec["passed"] and len(rec["turns"]) == 1
+
+
+def test_runtime_kills_a_turn_that_ignores_its_budget(tmp_path, client, images):
+    """A turn that survives the entrypoint's own budget handling is killed at the hard deadline."""
+    from orchestrator.backends.docker import DockerBackend
+    from orchestrator.config import Images, RuntimeConfig
+
+    campaign = f"{TEST_CAMPAIGN}-{uuid.uuid4().hex[:6]}"
+    cfg = RuntimeConfig.from_env(runs_root=tmp_path / "runs", campaign=campaign, turn_hard_grace_s=3,
+                                 images=Images(erp=images.erp.tag, agent=images.agent.tag))
+    try:
+        result = _run(cfg, DockerBackend(cfg, client=client), tmp_path, "neg:stubborn", turns=1, timeout=2)
+        turn = result.record["turns"][0]
+        assert result.record["outcome"] == "agent_error"
+        assert turn["timed_out"] and turn["killed_by_runtime"], turn
+        assert turn["duration_s"] < 2 + 3 + cfg.kill_grace_s + 10
+    finally:
+        assert not client.containers.list(all=True, filters={"label": f"pb.campaign={campaign}"})
+        assert not client.networks.list(filters={"label": f"pb.campaign={campaign}"})
+
+
+SIGTERM_SCRIPT = '''
+import sys, pathlib
+sys.path.insert(0, {tests!r})
+from runtime_support import fake_scenario
+from orchestrator.attempt import AttemptSpec, run_attempt, sigterm_as_interrupt
+from orchestrator.backends.docker import DockerBackend
+from orchestrator.cells import parse_cell
+from orchestrator.config import Images, RuntimeConfig
+cfg = RuntimeConfig.from_env(runs_root=pathlib.Path({runs!r}), campaign={campaign!r},
+                             images=Images(erp={erp!r}, agent={agent!r}))
+scenario, task = fake_scenario(pathlib.Path({scen!r}), turns=1, budget_s=300)
+try:
+    with sigterm_as_interrupt():
+        run_attempt(AttemptSpec(parse_cell("neg:sleep:fake"), 0), backend=DockerBackend(cfg), config=cfg,
+                    scenario=scenario, task=task, grade=False)
+except KeyboardInterrupt:
+    sys.exit(130)
+sys.exit(0)
+'''
+
+
+def test_sigterm_tears_everything_down(tmp_path, client, images):
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    campaign = f"{TEST_CAMPAIGN}-{uuid.uuid4().hex[:6]}"
+    script = SIGTERM_SCRIPT.format(tests=str(Path(__file__).parent), runs=str(tmp_path / "runs"), campaign=campaign,
+                                   erp=images.erp.tag, agent=images.agent.tag, scen=str(tmp_path / "scenario"))
+    proc = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        deadline = time.monotonic() + 120
+        while not client.containers.list(filters={"label": [f"pb.campaign={campaign}", "pb.role=agent"]}):
+            assert proc.poll() is None and time.monotonic() < deadline, "the attempt never reached its turn"
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    left = client.containers.list(all=True, filters={"label": f"pb.campaign={campaign}"})
+    left += client.networks.list(filters={"label": f"pb.campaign={campaign}"})
+    left += client.volumes.list(filters={"label": f"pb.campaign={campaign}"})
+    assert not left, [o.name for o in left]
+    rec = json.loads(next((tmp_path / "runs").rglob("result.json")).read_text())
+    assert rec["outcome"] == "infra_error" and rec["error"]["kind"] == "interrupted"
