@@ -168,6 +168,12 @@ def test_po_limits_approval_and_inactive_vendor(company):
     assert r.status_code == 403
     cancelled = ok(cl.post(f"/purchase-orders/{po2['id']}/cancel", headers=c.headers("buyer")))
     assert cancelled["status"] == "cancelled"
+    # a vendor made inactive after the draft was written: the PO cannot be sent
+    po3 = ok(cl.post("/purchase-orders", json={"vendor_id": "V-0102", "lines": [
+        {"item_id": "BR-0750", "qty": 10, "unit_price": 5}]}, headers=c.headers("buyer")))
+    ok(cl.patch("/vendors/V-0102", json={"status": "inactive"}, headers=c.headers("purchasing_manager")), 200)
+    assert_refused_and_unchanged(c, cl, "POST", f"/purchase-orders/{po3['id']}/send", "buyer", "vendor_inactive",
+                                 [("purchase_order", po3["id"])])
 
 
 def test_vendor_requests_and_dispute_link(company):

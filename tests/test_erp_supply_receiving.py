@@ -120,6 +120,7 @@ def test_reversal_refused_when_stock_consumed_or_invoiced(company):
     assert_refused_and_unchanged(c, cl, "POST", f"/receipts/{rcv['id']}/reverse", "receiver", "has_invoices",
                                  [("receipt", rcv["id"])], body={"reason": "x"})
     assert ok(cl.get("/reports/grni", headers=c.headers("analyst")), 200)["total"] == 0
+    assert ok(cl.get(f"/purchase-orders/{po['id']}", headers=c.headers("buyer")), 200)["links"]["ap_invoice"] == [inv["id"]]
 
 
 def test_adjustments_transfers_never_negative(company):

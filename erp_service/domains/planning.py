@@ -27,7 +27,7 @@ from ..kernel.money import Quantity, q4
 from ..kernel.schema import doc_columns, metadata
 from ..kernel.tx import Tx, register_object
 from .inventory import EPS, balance
-from .manufacturing import WorkOrderIn, create_work_order, work_orders
+from .manufacturing import WorkOrderIn, create_work_order, requirements, work_orders
 from .masterdata import MADE_TYPES, bom_lines, explode, items
 from .purchasing import service as ps
 from .purchasing.tables import po_lines, purchase_orders
@@ -152,7 +152,6 @@ def run_mrp(tx: Tx, body: MrpRunIn) -> dict[str, Any]:
         remaining = wo["qty"] - wo["qty_completed"]
         if remaining <= EPS:
             continue
-        from .manufacturing import requirements
         need_day = max(wo["start_date"] or wo["due_date"], today)
         for r in requirements(tx, wo):
             left = q4(r["required"] - r["issued"])
@@ -164,11 +163,12 @@ def run_mrp(tx: Tx, body: MrpRunIn) -> dict[str, Any]:
         item = tx.get(items, item_id)
         if item["type"] == "phantom":
             continue
-        demand = [(f"{r['week_start'] if r['week_start'] >= today else today}", r["qty"], "forecast")
+        # Forecast weeks that have started count from today; weeks that ended are history.
+        demand = [(max(r["week_start"], today), r["qty"], "forecast")
                   for r in tx.all(select(forecasts).where(forecasts.c.item_id == item_id,
-                                                          forecasts.c.week_start <= end)
-                                  .order_by(forecasts.c.week_start))
-                  if r["week_start"] >= _add(today, -6)]
+                                                          forecasts.c.week_start <= end,
+                                                          forecasts.c.week_start >= _add(today, -6))
+                                  .order_by(forecasts.c.week_start))]
         demand += _sales_demand(tx, item_id, end)
         demand += [d for d in dependent.get(item_id, []) if d[0] <= end]
         demand.sort()
@@ -192,9 +192,8 @@ def run_mrp(tx: Tx, body: MrpRunIn) -> dict[str, Any]:
         supplies.sort(key=lambda s: (s["date"], s.get("po_id") or s.get("wo_id")))
         projected = balance(tx, item_id)
         safety = float(item["safety_stock"] or 0)
-        events = demand if demand else []
-        if projected < safety - EPS and not events:
-            events = [(today, 0.0, "safety_stock")]
+        # With no demand at all, a balance below safety stock is still a shortage today.
+        events = demand or ([(today, 0.0, "safety_stock")] if projected < safety - EPS else [])
         for day, qty, _src in events:
             for s in supplies:
                 if not s["used"] and s["date"] <= day:
