@@ -135,3 +135,17 @@ def test_mrp_expedites_late_supply(company):
     vr = ok(cl.post(f"/mrp/suggestions/{exp[0]['id']}/release", headers=h))
     req = ok(cl.get(f"/vendor-requests/{vr['released_doc']}", headers=h), 200)
     assert req["kind"] == "expedite" and req["requested_date"] == "2026-10-19"
+
+
+def test_mrp_keeps_safety_stock_with_moq_and_multiple(company):
+    c = company
+    cl = client(c)
+    h = c.headers("planner")
+    ok(cl.patch("/items/BR-0750", json={"safety_stock": 160}, headers=h), 200)     # 100 on hand
+    ok(cl.post("/mrp/runs", headers=h))
+    sugs = ok(cl.get("/mrp/suggestions", params={"item_id": "BR-0750"}, headers=h), 200)["items"]
+    assert [(s["kind"], s["qty"], s["due_date"], s["firm"]) for s in sugs] == [("planned_po", 100.0, "2026-10-08", True)]
+    ok(cl.patch("/items/BR-0750", json={"moq": 0, "order_multiple": 25}, headers=h), 200)
+    ok(cl.post("/mrp/runs", headers=h))
+    sugs = ok(cl.get("/mrp/suggestions", params={"item_id": "BR-0750"}, headers=h), 200)["items"]
+    assert [s["qty"] for s in sugs] == [75.0]

@@ -192,8 +192,8 @@ def run_mrp(tx: Tx, body: MrpRunIn) -> dict[str, Any]:
         supplies.sort(key=lambda s: (s["date"], s.get("po_id") or s.get("wo_id")))
         projected = balance(tx, item_id)
         safety = float(item["safety_stock"] or 0)
-        # With no demand at all, a balance below safety stock is still a shortage today.
-        events = demand or ([(today, 0.0, "safety_stock")] if projected < safety - EPS else [])
+        # Start with today: a balance already below safety stock is a shortage now.
+        events = [(today, 0.0, "start")] + demand
         for day, qty, _src in events:
             for s in supplies:
                 if not s["used"] and s["date"] <= day:
