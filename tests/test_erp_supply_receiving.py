@@ -53,6 +53,8 @@ def test_receipt_posting_grni_inventory_ppv_and_ties(company):
     assert_refused_and_unchanged(c, cl, "POST", "/receipts", "receiver", "over_receipt_ceiling",
                                  [("purchase_order", po["id"])],
                                  body={"po_id": po["id"], "lines": [{"po_line": 1, "qty_received": 80}]})
+    assert_refused_and_unchanged(c, cl, "POST", f"/purchase-orders/{po['id']}/cancel", "buyer", "has_receipts",
+                                 [("purchase_order", po["id"])])
     open_pos = ok(cl.get("/reports/open-purchase-orders", params={"as_of": "2026-10-25"}, headers=c.headers("analyst")),
                   200)
     assert [(r["po_id"], r["open_qty"], r["open_value"], r["late"]) for r in open_pos["rows"]] == [

@@ -9,6 +9,7 @@ movement, so the `wip` subledger is their sum.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Any
 
 from fastapi import APIRouter, Depends
@@ -195,7 +196,6 @@ def issue_components(tx: Tx, wo_id: str, body: IssueIn) -> dict[str, Any]:
         raise invalid("Give either lines or backflush_units.")
     lines = [IssueLineIn(item_id=r["item_id"], qty=r["required"]) for r in
              requirements(tx, wo, float(body.backflush_units))] if body.backflush_units is not None else body.lines
-    import json
     tx.touch("work_order", wo_id)
     total = 0
     for l in lines:
@@ -229,7 +229,6 @@ def issue_components(tx: Tx, wo_id: str, body: IssueIn) -> dict[str, Any]:
 
 def reverse_issue(tx: Tx, issue_id: str, body: WoNoteIn | None) -> dict[str, Any]:
     """Return an issue's components to the places they came from: WIP → inventory."""
-    import json
     iss = tx.get(wo_issues, issue_id, "wo_issue")
     wo = tx.get(work_orders, iss["wo_id"], "work_order")
     if iss["status"] != "posted":
@@ -325,7 +324,6 @@ def cancel_work_order(tx: Tx, wo_id: str, body: WoNoteIn | None) -> dict[str, An
 
 def wo_view(tx: Tx, wo_id: str) -> dict[str, Any]:
     """A work order with requirements, issues, completions, WIP, history and links."""
-    import json
     wo = tx.get(work_orders, wo_id, "work_order")
     issues = tx.rows(wo_issues, wo_id=wo_id)
     return {**{k: v for k, v in wo.items() if k not in ("created_wall", "variance_cents")},

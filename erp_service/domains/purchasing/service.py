@@ -519,7 +519,7 @@ def _has_receipts(tx: Tx, po_id: str) -> bool:
 def cancel_po(tx: Tx, po_id: str, body: NoteIn | None) -> dict[str, Any]:
     """Cancel a PO that has received nothing; its requisition lines become orderable again."""
     po = tx.get(purchase_orders, po_id, "purchase_order")
-    if po["status"] in ("draft", "approved", "sent") and _has_receipts(tx, po_id):
+    if po["status"] in ("partially_received", "received") or _has_receipts(tx, po_id):
         raise refused("has_receipts", f"Purchase order {po_id} has receipts; close its lines instead.")
     tx.set_status("purchase_order", purchase_orders, po_id, "cancelled", (body.note if body else None) or "cancelled",
                   allowed_from=["draft", "approved", "sent"])
