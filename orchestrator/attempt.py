@@ -293,6 +293,8 @@ def run_attempt(
     interrupted: BaseException | None = None
     handler = logging.FileHandler(paths.runtime_log)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    owner_thread = threading.get_ident()  # concurrent attempts in one process: keep logs apart
+    handler.addFilter(lambda record: record.thread == owner_thread)
     logging.getLogger("orchestrator").addHandler(handler)
     try:
         try:

@@ -490,6 +490,8 @@ class DockerSandbox(Sandbox):
             pm = [post_mortem_of(container)] if container is not None else []
             raise ContainerStartError(f"agent container of turn {turn.n}: {exc}", phase=Phase.TURN, post_mortems=pm) from exc
         started = time.monotonic()
+        follower = _LogFollower(container, turn.log_path)  # the turn's output reaches the host live
+        follower.start()
         timed_out = False
         try:
             container.wait(timeout=turn.budget_s + cfg.turn_hard_grace_s)
@@ -506,8 +508,8 @@ class DockerSandbox(Sandbox):
         duration = time.monotonic() - started
         t_end = time.monotonic()
         pm = post_mortem_of(container, tail=200)
+        follower.join(timeout=10)  # the log stream ends with the container
         try:
-            turn.log_path.write_bytes(container.logs(stdout=True, stderr=True))
             stream, _ = container.get_archive(cp.turn_dir + "/.")
             skipped = safe_extract(stream_file(stream), turn.host_turn_dir, strip=0, max_bytes=512 * 2**20)
         except (docker.errors.DockerException, requests.exceptions.RequestException, ValueError) as exc:
