@@ -119,6 +119,26 @@ def test_approver_actor_decides_next_business_day(company):
     assert [(a["actor"], a["channel"], a["business_date"]) for a in appr] == [("dept_head", "sim", "2026-10-09")]
 
 
+def test_approver_rules_forward_and_require_note(company):
+    c = company
+    cl = client(c)
+    world = {"approvers": {"dept_head": {"default": "approve", "over_limit": "forward", "require_note": True},
+                           "purchasing_manager": {"default": "approve"}}}
+    big = ok(cl.post("/requisitions", json={"note": "line rebuild", "lines": [
+        {"item_id": "BR-0750", "qty": 2000, "unit_price": 4}]}, headers=c.headers("staff")))
+    bare = ok(cl.post("/requisitions", json={"lines": [{"item_id": "BR-0750", "qty": 1, "unit_price": 4}]},
+                      headers=c.headers("staff")))
+    for r in (big, bare):
+        ok(cl.post(f"/requisitions/{r['id']}/submit", headers=c.headers("staff")))
+    advance(c.builder.db, World(world), "2026-10-09")
+    b = ok(cl.get(f"/requisitions/{big['id']}", headers=c.headers("staff")), 200)
+    assert b["status"] == "submitted" and b["assigned_to"] == "purchasing_manager"
+    assert ok(cl.get(f"/requisitions/{bare['id']}", headers=c.headers("staff")), 200)["status"] == "returned"
+    advance(c.builder.db, World(world), "2026-10-12")
+    b = ok(cl.get(f"/requisitions/{big['id']}", headers=c.headers("staff")), 200)
+    assert b["status"] == "approved" and b["approved_by"] == "purchasing_manager"
+
+
 def test_approver_on_leave_waits(company):
     from test_erp_supply_support import add_leave
     c = company

@@ -18,7 +18,8 @@ requisition approvers. Behaviour comes only from the world file:
                      "defer": {"accept": true}, "cancel": {"accept": true},
                      "dispute": {"accept": true, "credit": null}, "copy_request": {"accept": true}}}},
     "approvers": {"dana.head": {"default": "approve", "decisions": {"REQ-10001": "reject"},
-                                "over_limit": "return" | "forward"}},
+                                "over_limit": "return" | "forward", "max_amount": 2500,
+                                "over_max": "return" | "forward" | "reject", "require_note": true}},
     "agent_users": ["..."], "actors": {"vendor": "sys-vendor"}
 
 Every action is an audited write as the vendor's (or approver's) user; what vendors sent is
@@ -434,6 +435,11 @@ def approvers_act(day) -> None:
         limit = day.look(lambda tx, w=who: org.approval_limit_cents(tx, w, "requisition"))
         if decision == "approve" and req["total_cents"] > limit:
             decision = rule.get("over_limit", "return")
+        elif decision == "approve" and rule.get("max_amount") is not None and \
+                req["total_cents"] > round(float(rule["max_amount"]) * 100):
+            decision = rule.get("over_max", "return")            # the approver's own, lower threshold
+        elif decision == "approve" and rule.get("require_note") and not (req["note"] or "").strip():
+            decision = "return"                                   # no justification attached
         path = f"/requisitions/{ar['doc_id']}"
         if decision == "approve":
             day.act(who, "req.approve", f"{path}/approve", None,
