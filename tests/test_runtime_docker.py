@@ -47,12 +47,12 @@ def runtime(tmp_path, client, images):
     assert not left, f"left behind: {[o.name for o in left]}"
 
 
-def _run(cfg, backend, tmp_path, system: str, *, turns: int = 2, timeout: float | None = None, budget: float = 60):
+def _run(cfg, backend, tmp_path, system: str, *, turns: int = 2, timeout: float | None = None, budget: float = 60, rep: int = 0):
     from orchestrator.attempt import AttemptSpec, run_attempt
     from orchestrator.cells import parse_cell
 
     scenario, task = fake_scenario(tmp_path / "scenario", turns=turns, budget_s=budget)
-    spec = AttemptSpec(parse_cell(f"{system}:fake"), 0, timeout_override_s=timeout)
+    spec = AttemptSpec(parse_cell(f"{system}:fake"), 0, rep=rep, timeout_override_s=timeout)
     return run_attempt(spec, backend=backend, config=cfg, scenario=scenario, task=task, grade=False)
 
 
@@ -222,3 +222,34 @@ def test_sigterm_tears_everything_down(tmp_path, client, images):
     assert not left, [o.name for o in left]
     rec = json.loads(next((tmp_path / "runs").rglob("result.json")).read_text())
     assert rec["outcome"] == "infra_error" and rec["error"]["kind"] == "interrupted"
+
+
+def test_two_concurrent_attempts_share_nothing(runtime, tmp_path, client):
+    """Two attempts at once on one backend (as a campaign runs them): distinct networks and
+    volumes, both graded, nothing left."""
+    cfg, backend = runtime
+    seen: dict[str, set[str]] = {}
+    results: list = []
+    stop = threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            for c in client.containers.list(filters={"label": [f"pb.campaign={cfg.campaign}", "pb.role=erp"]}):
+                c.reload()
+                seen.setdefault(c.labels["pb.attempt"], set()).update(c.attrs["NetworkSettings"]["Networks"])
+            time.sleep(0.3)
+
+    w = threading.Thread(target=watch, daemon=True)
+    w.start()
+    threads = [threading.Thread(target=lambda i=i: results.append(_run(cfg, backend, tmp_path / f"a{i}", "neg:nap", turns=1, rep=i)))
+               for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    stop.set()
+    w.join(5)
+    assert [r.record["outcome"] for r in results] == ["graded", "graded"], [r.record.get("error") for r in results]
+    assert len(seen) == 2
+    a, b = seen.values()
+    assert a and b and not (a & b), seen
