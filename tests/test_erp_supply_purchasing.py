@@ -38,6 +38,8 @@ def test_requisition_lifecycle_and_controls(company):
     r = cl.post(f"/requisitions/{req['id']}/approve", headers=c.headers("receiver"))
     assert r.status_code == 403 and r.json()["code"] == "forbidden"
     ok(cl.post(f"/requisitions/{req['id']}/approve", json={"note": "fine"}, headers=c.headers("dept_head")))
+    ev = audit_rows(c, action="req.approve", outcome="ok")[-1]
+    assert (ev["object_type"], ev["object_id"]) == ("requisition", req["id"])
     done = ok(cl.get(f"/requisitions/{req['id']}", headers=c.headers("staff")), 200)
     assert done["status"] == "approved" and done["approved_by"] == "dept_head"
     assert [h["to_status"] for h in done["history"]] == ["draft", "submitted", "approved"]

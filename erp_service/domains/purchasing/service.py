@@ -151,6 +151,7 @@ def _pending_request(tx: Tx, req_id: str) -> dict[str, Any] | None:
 
 
 def _close_request(tx: Tx, req_id: str, status: str, note: str | None) -> None:
+    tx.touch("requisition", req_id)          # first touch: the audit row names the requisition
     pending = _pending_request(tx, req_id)
     if pending:
         tx.touch("approval_request", pending["id"])
