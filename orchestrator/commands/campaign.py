@@ -112,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
 
     console = Console(stderr=True)
     out = Console()
+    if not out.is_terminal:  # a pipe or a log file: room for the whole table
+        out = Console(width=160)
     try:
         spec = spec_from_args(
             args.cells,
