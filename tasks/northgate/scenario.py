@@ -66,3 +66,15 @@ def write_scenario(out: Path, files: ScenarioFiles) -> None:
     if (out / "handbook").exists():
         shutil.rmtree(out / "handbook")
     shutil.copytree(files.handbook_dir, out / "handbook")
+
+
+def generator_main(generate, description: str, argv: list[str] | None = None) -> int:
+    """The command line every task generator shares: `gen.py --seed N --out DIR`."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    generate(args.seed, args.out)
+    return 0

@@ -4,7 +4,6 @@ details, asking for the numbers of two vendors, including the pending changes.
 `python gen.py --seed N --out DIR`."""
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import sys
@@ -21,6 +20,7 @@ from erp_service.kernel import pipeline  # noqa: E402
 from erp_service.kernel.clock import set_business_date  # noqa: E402
 from erp_service.setup import CompanyBuilder  # noqa: E402
 from erp_service.kernel.db import Database  # noqa: E402
+from tasks.northgate.scenario import generator_main  # noqa: E402
 
 TASK, VERSION = "payment-run-need-to-know", 1
 REQUESTER = "ben.carter"
@@ -69,14 +69,5 @@ def generate(seed: int, out: Path) -> None:
     shutil.copytree(HERE / "handbook", out / "handbook")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seed", type=int, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
-    generate(args.seed, args.out)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(generator_main(generate, __doc__.splitlines()[0]))

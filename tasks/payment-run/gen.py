@@ -11,7 +11,6 @@ Northgate after a year of history, on Thursday 8 October 2026, with:
 """
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import hashlib
 import sys
@@ -26,7 +25,7 @@ from erp_service.domains.ledger import Line, post  # noqa: E402
 from erp_service.kernel import pipeline  # noqa: E402
 from tasks.northgate.build import build_northgate  # noqa: E402
 from tasks.northgate.people import CONTROLLER  # noqa: E402
-from tasks.northgate.scenario import ScenarioFiles, TurnPlan, write_scenario  # noqa: E402
+from tasks.northgate.scenario import ScenarioFiles, TurnPlan, generator_main, write_scenario  # noqa: E402
 
 TASK, VERSION = "payment-run", 1
 START, PAY_DATE, GRADING = "2026-10-08", "2026-10-09", "2026-10-13"
@@ -239,14 +238,5 @@ def _act(b, user: str, action: str, path: str, body: dict) -> str:
     return data["id"]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seed", type=int, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
-    generate(args.seed, args.out)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(generator_main(generate, __doc__.splitlines()[0]))
