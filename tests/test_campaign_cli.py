@@ -35,3 +35,18 @@ def test_export_and_verify_of_a_missing_label(tmp_path: Path, capsys):
     assert main(["export", "nope", "--runs-root", str(tmp_path)]) == 2
     assert main(["export", "--verify", "nope", "--runs-root", str(tmp_path)]) == 2
     assert "no campaign 'nope'" in capsys.readouterr().err
+
+
+def test_undeclared_negative_control_is_refused(tmp_path: Path, capsys):
+    from tasks.registry import load_task
+
+    try:
+        load_task("payment-run")
+    except Exception as exc:  # noqa: BLE001 — the pack is another part
+        pytest.skip(f"payment-run not loadable: {exc}")
+    argv = ["campaign", "--backend", "local", "--runs-root", str(tmp_path)]
+    assert main(argv + ["--cells", "neg:no-such-control:payment-run"]) == 2
+    assert "declares no negative control" in capsys.readouterr().err
+    # blind-retry belongs to the lost-writes profile, not to the clean condition
+    assert main(argv + ["--cells", "neg:blind-retry:payment-run"]) == 2
+    assert "neg:blind-retry" in capsys.readouterr().err

@@ -45,16 +45,28 @@ def task_info(slugs: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def check_policies(cells: list[CellRef]) -> None:
-    """Refuse negative controls a task does not declare (before anything starts)."""
+    """Refuse negative controls a task does not declare (before anything starts).
+
+    A control is declared in the task's `negative_controls`, or in the `negative_controls` of the
+    fault profile the cell's condition names (e.g. `neg:blind-retry` under `lost-writes`).
+    """
     from tasks.registry import load_task  # type: ignore[import-not-found]
 
     for cell in cells:
-        if cell.system.startswith("neg:"):
-            name = cell.system.split(":", 1)[1]
-            declared = load_task(cell.task).negative_controls
-            if name not in declared:
-                known = ", ".join(f"neg:{n}" for n in sorted(declared)) or "none"
-                raise CampaignSpecError(f"cells: {cell.text}: task {cell.task!r} declares no negative control {name!r} (known: {known})")
+        if not cell.system.startswith("neg:"):
+            continue
+        task = load_task(cell.task)
+        declared = set(task.negative_controls)
+        profile = task.fault_profiles.get(cell.condition)
+        if profile is not None:
+            declared |= set(getattr(profile, "negative_controls", {}) or {})
+        bare = cell.system.split(":", 1)[1]
+        if cell.system not in declared and bare not in declared:
+            known = ", ".join(sorted(n if n.startswith("neg:") else f"neg:{n}" for n in declared)) or "none"
+            raise CampaignSpecError(
+                f"cells: {cell.text}: task {cell.task!r} declares no negative control {cell.system!r} "
+                f"under condition {cell.condition!r} (known: {known})"
+            )
 
 
 def systems_identity(cells: list[CellRef], systems_file: str | None) -> dict[str, Any]:

@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.campaign.progress import CampaignProgress, summary_table
     from orchestrator.campaign.scheduler import Scheduler
 
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True)  # messages stay whole lines (greppable)
     out = Console()
     if not out.is_terminal:  # a pipe or a log file: room for the whole table
         out = Console(width=160)
