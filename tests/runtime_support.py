@@ -128,6 +128,8 @@ POLICIES = textwrap.dedent(
             "control_port_on_agent_address": tcp(erp.hostname, 8081),
             "data_visible": os.path.exists("/data/erp") or os.path.exists("/data/scenario.db"),
             "docker_sock": os.path.exists("/var/run/docker.sock"),
+            "ipv6_disabled": read("/proc/sys/net/ipv6/conf/all/disable_ipv6"),
+            "inet6": read("/proc/net/if_inet6"),
         }
         # Leave a process behind on purpose: the next turn must not see it.
         with open(os.path.join(os.environ["HOME"], "dropping"), "w") as fh:

@@ -103,6 +103,7 @@ def test_agent_container_configuration(runtime, tmp_path):
     assert r1["default_route"] is False
     assert r1["agent_api"] == "open" and r1["control_port_on_agent_address"] != "open"
     assert not r1["data_visible"] and not r1["docker_sock"]
+    assert r1["ipv6_disabled"] == "1" and not r1["inet6"], (r1["ipv6_disabled"], r1["inet6"])
     # Turn 2 runs in a fresh container: a fresh home, and turn 1's leftover process is gone.
     assert r2["home_listing"] == []
     assert not [p for p in r2["procs"] if p and p.startswith("sleep 1000")], r2["procs"]

@@ -58,6 +58,7 @@ log = logging.getLogger(__name__)
 PYTHON = "/opt/venv/bin/python"
 TURN_ENTRYPOINT = [PYTHON, "-m", "agent_sandbox.turn"]
 ERP_ENTRYPOINT = [PYTHON, "-m", "erp_service"]
+NO_IPV6 = {"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1"}
 
 
 def _uid_gid(user: str) -> tuple[int, int]:
@@ -274,6 +275,9 @@ class DockerSandbox(Sandbox):
                 name=f"{self.prefix}-netns",
                 labels=self.labels("netns"),
                 network=net.name,
+                # The host's bridge has an IPv6 link-local address (inhibit_ipv4 is IPv4 only):
+                # IPv6 stays off in the namespace, explicitly rather than by engine default.
+                sysctls=NO_IPV6,
                 user=cfg.agent_user,
                 read_only=True,
                 cap_drop=["ALL"],
@@ -368,6 +372,7 @@ class DockerSandbox(Sandbox):
                 working_dir=cp.erp_data_mount,
                 volumes={self.volumes["erp-data"].name: {"bind": cp.erp_data_mount, "mode": "rw"}},
                 tmpfs={cp.tmp: f"rw,nosuid,nodev,size={cfg.tmpfs_size}"},
+                sysctls=NO_IPV6,
                 network=attempt_net.name,
                 networking_config={attempt_net.name: self.client.api.create_endpoint_config(ipv4_address=agent_ip)},
                 **self._hardening(cfg.erp_limits, cfg.erp_user),
