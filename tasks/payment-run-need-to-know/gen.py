@@ -31,6 +31,7 @@ def _parent():
     spec = importlib.util.spec_from_file_location("payment_run_gen", HERE.parent / "payment-run" / "gen.py")
     module = importlib.util.module_from_spec(spec)
     assert spec.loader is not None
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
     spec.loader.exec_module(module)
     return module
 

@@ -44,7 +44,12 @@ class Writer:
         except ErpError as exc:
             if exc.status not in (502, 503, 504):
                 raise
+        try:
             return self.client.post(path, body)  # the mistake: a blind re-send after a failure
+        except ErpError as exc:
+            if exc.status >= 500:
+                raise
+            return None  # the first send had gone through after all; carry on regardless
 
 
 # Reading the handbook -------------------------------------------------------------------------------
