@@ -285,9 +285,12 @@ def print_report(rep: Report, console=None) -> None:
         console.print(f"[dim]note: {note}[/]")
     if rep.problems:
         console.print(f"[bold red]{len(rep.problems)} problem(s):[/]")
+        from rich.text import Text
+
         for e in rep.problems:
             where = f"{e.task} {e.control}" + ("" if e.seed is None else f" seed {e.seed}")
-            console.print(f"  [red]✗[/] {where}: {e.note}", highlight=False, markup=False)
+            # The note is plain text (it may hold brackets): never parse it as markup.
+            console.print(Text("  ✗ ", style="red") + Text(f"{where}: {e.note}"), highlight=False)
     else:
         console.print("[bold green]validation passed[/]")
 
