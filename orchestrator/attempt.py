@@ -36,13 +36,11 @@ from orchestrator.cells import CLEAN, Cell
 from orchestrator.config import RuntimeConfig
 from orchestrator.control_client import ControlClient
 from orchestrator.errors import (
-    AttemptError,
     ConfigError,
     ErpUnhealthy,
     InfraError,
     Outcome,
     Phase,
-    PostMortem,
     TurnFacts,
     classify_exception,
     classify_turns,

@@ -1,9 +1,12 @@
 """The docker backend: one attempt = two private networks, two volumes, an ERP container and a
 fresh agent container per turn (design.md "Topology of one attempt", networks/topology.yaml).
 
-    attempt network  internal, bridge IPv4 inhibited   ERP (agent API) + agent of the turn
+    attempt network  internal, bridge IPv4 inhibited   ERP (agent API) + the agent namespace
     control network  internal                          ERP (control API) only; the host reaches
                                                        it through the bridge address
+    netns container  idle, on the attempt network      holds the agent side's network namespace
+                                                       (default route deleted, IPv6 off); each
+                                                       turn's container joins it
     erp-data volume  mounted only into the ERP         scenario.db, world.json, control token
     workspace volume mounted into each agent container handbook/ + the agent's files
     turn volume      one per turn, mounted at /turn    prompt.txt, system.json, context.json, out/
@@ -36,7 +39,6 @@ from orchestrator.backends.base import (
     Backend,
     ErpEndpoints,
     ErpLaunch,
-    Mount,
     Sandbox,
     TurnLaunch,
     TurnRun,
@@ -45,7 +47,6 @@ from orchestrator.config import RuntimeConfig
 from orchestrator.errors import (
     ContainerStartError,
     EngineError,
-    ErpUnhealthy,
     InfraError,
     Phase,
     PostMortem,
@@ -582,8 +583,3 @@ class DockerSandbox(Sandbox):
                 self.backend.pool.release(self.blocks[role])
             self.networks.pop(role, None)
         return problems
-
-
-def dump_json(data: Any) -> bytes:
-    """Stable JSON bytes for the turn files."""
-    return (json.dumps(data, indent=1, sort_keys=True) + "\n").encode()
