@@ -871,7 +871,9 @@ def get_message(message_id: str, api: Api = Depends(read_api)):
 
 
 @router.get("/inbox/{message_id}/attachments/{n}", response_class=Response,
-            responses={200: {"content": {"application/pdf": {}, "application/octet-stream": {}},
+            responses={200: {"content": {"application/pdf": {"schema": {"type": "string", "format": "binary"}},
+                                         "application/octet-stream": {"schema": {"type": "string",
+                                                                                 "format": "binary"}}},
                              "description": "The attachment's bytes."}},
             summary="Download attachment n (1-based) of a message")
 def get_message_attachment(message_id: str, n: int = Path(..., ge=1, le=10_000), api: Api = Depends(read_api)):

@@ -162,6 +162,16 @@ class ReportInfo(BaseModel):
     params: list[str]
 
 
+class ReportOut(BaseModel):
+    """One report's result: its id, title and the parameters it ran with, then the report's own
+    fields (`as_of`, `rows`, totals...; see each report's description in GET /reports)."""
+
+    model_config = ConfigDict(extra="allow")
+    report: str
+    title: str
+    params: dict[str, Any]
+
+
 router = APIRouter(tags=["reports"])
 
 
@@ -171,7 +181,7 @@ def list_reports(api: Api = Depends(read_api)):
                                 for r in sorted(REPORTS.values(), key=lambda r: r.id)])
 
 
-@router.get("/reports/{report_id}", response_model=Envelope[dict[str, Any]],
+@router.get("/reports/{report_id}", response_model=Envelope[ReportOut],
             summary="Run one report; parameters as query strings (see GET /reports)")
 def get_report(report_id: str, request: Request, api: Api = Depends(read_api)):
     query = {k: v for k, v in request.query_params.items()}

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..kernel import pipeline
 from ..kernel.db import Database
-from ..kernel.errors import unauthorized
+from ..kernel.errors import invalid, unauthorized
 from ..kernel.identity import Actor, actor_for_token
 from ..kernel.jsonutil import canonical_json
 from ..kernel.listing import DEFAULT_LIMIT, MAX_LIMIT, PageRequest
@@ -151,7 +151,10 @@ async def write_api(request: Request, actor: Actor = Depends(current_actor),
                     ) -> Api:
     """Dependency for write routes."""
     raw = await request.body()
-    body = json.loads(raw) if raw else None
+    try:
+        body = json.loads(raw) if raw else None
+    except ValueError:  # routes without a body model never had FastAPI parse it: 422, not 500
+        raise invalid("The request body is not valid JSON.") from None
     route = request.scope.get("route")
     extra = getattr(route, "openapi_extra", None) or {}
     return Api(request, actor, body=body, idem_key=idempotency_key, action=route_action(request),

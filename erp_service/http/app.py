@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.routing import APIRoute
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -119,6 +120,23 @@ def install_error_handlers(app: FastAPI) -> None:
         return problem_response(db, Problem(500, "server_error", "The ERP failed to handle this request."))
 
 
+def operation_id_of(route: APIRoute) -> str:
+    """The OpenAPI operationId of a route that declares none. Writes carry their action code as
+    operation_id; reads get ``read_`` + the path's literal segments, plus ``_by_id`` when the
+    path ends in a parameter: ``GET /ap-invoices`` -> ``read_ap_invoices``,
+    ``GET /ap-invoices/{invoice_id}`` -> ``read_ap_invoices_by_id``. Paths are unique per method,
+    so the ids are too (function names are not: several modules have a ``list_invoices``)."""
+    segments = [seg for seg in route.path_format.strip("/").split("/") if seg]
+    words = [seg.replace("-", "_") for seg in segments if not seg.startswith("{")]
+    name = "_".join(words) or "root"
+    if segments and segments[-1].startswith("{"):
+        name += "_by_id"
+    methods = sorted(m for m in (route.methods or []) if m != "HEAD")
+    if methods == ["GET"]:
+        return f"read_{name}"
+    return f"{'_'.join(m.lower() for m in methods)}_{name}"
+
+
 def create_app(db: Database, world: Any = None) -> FastAPI:
     """The agent-facing application over an open database. `world` (a `sim.World`) is what
     request-time scripted behaviour reads, e.g. call transcripts; default: an empty world."""
@@ -127,6 +145,7 @@ def create_app(db: Database, world: Any = None) -> FastAPI:
 
     app = FastAPI(title=API_TITLE, version=API_VERSION, openapi_url="/openapi.json",
                   docs_url=None, redoc_url=None, default_response_class=ErpJSONResponse,
+                  generate_unique_id_function=operation_id_of,
                   description="bb-erp agent API. Every response carries the business date; "
                               "errors are application/problem+json; writes accept Idempotency-Key.")
     app.state.db = db
