@@ -228,6 +228,12 @@ def check_or_write_declaration(root: Path, decl: dict[str, Any]) -> bool:
         write_declaration(root, decl)
         return False
     changes = declaration_changes(old, decl)
+    changes = [
+        c + " (the task pack's files changed since the label was declared: results would mix two task trees)"
+        if ".tree_sha256:" in c
+        else c
+        for c in changes
+    ]
     if changes:
         raise DeclarationChanged(
             f"label {root.name!r} already holds a different campaign ({root / DECLARATION_FILE}):\n  "
