@@ -27,8 +27,10 @@ from tasks import handbook
 from tasks.packs import PackError
 from tasks.registry import load_task
 
-# (cell, seed, rep) -> the attempt's result.json as a dict (plus "_final_db" when known).
-Runner = Callable[[Cell, int, int], dict[str, Any]]
+# (cell, seed, rep, *, scenario, task) -> the attempt's result.json as a dict (plus "_final_db"
+# when known). Every attempt of one task × seed gets the same scenario and pack objects, so a
+# pack edited while validation runs cannot mix two scenarios into one verdict.
+Runner = Callable[..., dict[str, Any]]
 
 
 @dataclass
@@ -149,11 +151,12 @@ class AttemptRunner:
         self.root = root
         self.label = label
 
-    def __call__(self, cell: Cell, seed: int, rep: int) -> dict[str, Any]:
+    def __call__(self, cell: Cell, seed: int, rep: int, *, scenario: Any = None, task: Any = None) -> dict[str, Any]:
         from orchestrator.attempt import AttemptSpec, run_attempt
 
         res = run_attempt(AttemptSpec(cell=cell, seed=seed, rep=rep, label=self.label),
-                          backend=self.backend, root=self.root, config=self.config)
+                          backend=self.backend, root=self.root, config=self.config,
+                          scenario=scenario, task=task)
         record = dict(res.record)
         record["_final_db"] = str(res.paths.final_db)
         record["_dir"] = str(res.paths.root)
@@ -189,7 +192,7 @@ def validate(tasks: list[str], seeds: list[int], *, strict: bool = False, faults
 
     def attempt(cell: Cell, seed: int, r: int) -> dict[str, Any]:
         try:
-            return runner(cell, seed, r)
+            return runner(cell, seed, r, scenario=scen, task=task)
         except Exception as exc:  # bad input or a crash in the lifecycle: a problem, not a stop
             return {"outcome": "infra_error", "error": {"message": f"{type(exc).__name__}: {exc}"}}
 

@@ -35,7 +35,8 @@ def pack(tmp_path, monkeypatch):
 
 def run(pack, outcomes, **kw):
     """outcomes: system -> result dict (or callable(seed, rep) -> dict)."""
-    def runner(cell, seed, rep):
+    def runner(cell, seed, rep, *, scenario=None, task=None):
+        assert scenario is scen and task.slug == "tiny"
         r = outcomes[cell.system]
         return r(seed, rep) if callable(r) else r
 
@@ -125,7 +126,7 @@ def test_cited_clause_missing_from_scenario_handbook(pack, tmp_path):
     hb.mkdir()
     (hb / "payments.md").write_text("**PAY-1.1** only\n")
 
-    def runner(cell, seed, rep):
+    def runner(cell, seed, rep, **kw):
         return result(True) if cell.system == "oracle" else result(False, CHECKS)
 
     rep = validate(["tiny"], [0], runner=runner, scenario_for=lambda s, n: Scen(hb, [1]),
