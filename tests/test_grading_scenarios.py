@@ -1,7 +1,6 @@
 """The scenario cache: generation, reference, truth checks, atomic and concurrent creation."""
 from __future__ import annotations
 
-import json
 import shutil
 import sqlite3
 import textwrap
