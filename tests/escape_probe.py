@@ -316,11 +316,14 @@ def mode_secrets(spec: dict) -> dict:
         procs.append(_read_text(f"/proc/{pid}/cmdline").replace("\0", " ").strip())
     found["processes"] = procs
     files = 0
-    writable_dirs = []
+    writable_dirs: list[str] = []
+    writable_files: list[str] = []
     for path, st in walk("/"):
         if stat.S_ISSOCK(st.st_mode):
             found["sockets"].append(path)
         elif stat.S_ISREG(st.st_mode) and not path.startswith("/dev/"):
+            if os.access(path, os.W_OK):  # honours read-only mounts (EROFS) as well as modes
+                writable_files.append(path)
             if st.st_size > MAX_FILE:
                 continue
             blob = _read_bytes(path)
@@ -341,7 +344,18 @@ def mode_secrets(spec: dict) -> dict:
     if _can_write("/"):
         writable_dirs.append("/")
     found["files_scanned"] = files
+    # /proc and /sys are not walked; their writable corners are checked by name.
+    for special in ("/proc/sys/kernel", "/proc/sys/net/ipv4", "/sys/fs/cgroup", "/sys/kernel"):
+        if _can_write(special):
+            writable_dirs.append(special)
+    for special in ("/proc/sys/kernel/core_pattern", "/proc/sys/net/ipv4/ip_forward", "/proc/sysrq-trigger",
+                    "/sys/fs/cgroup/pids/pids.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                    "/sys/fs/cgroup/pids.max", "/sys/fs/cgroup/memory.max"):
+        if os.path.exists(special) and os.access(special, os.W_OK):
+            writable_files.append(special)
     found["writable_dirs"] = sorted(writable_dirs)
+    found["writable_files"] = sorted(writable_files)
+    found["mounts"] = _mounts()
     found["docker_socket_paths"] = {p: os.path.exists(p) for p in ("/var/run/docker.sock", "/run/docker.sock", "/run/containerd/containerd.sock")}
     found["paths_exist"] = {p: os.path.exists(p) for p in spec.get("paths", [])}
     found["root_mount"] = _root_mount()
@@ -363,6 +377,18 @@ def _can_write(folder: str) -> bool:
     except OSError:
         pass
     return True
+
+
+def _mounts() -> list[dict]:
+    """Mount point, source path inside its filesystem, and options of every mount (mountinfo)."""
+    out = []
+    for line in _read_text("/proc/self/mountinfo").splitlines():
+        f = line.split()
+        if len(f) > 5:
+            sep = f.index("-") if "-" in f else len(f)
+            out.append({"root": f[3], "point": f[4], "options": f[5], "fstype": f[sep + 1] if sep + 1 < len(f) else "?",
+                        "source": f[sep + 2] if sep + 2 < len(f) else "?"})
+    return out
 
 
 def _root_mount() -> str:
@@ -416,6 +442,25 @@ def _leftover_state(spec: dict) -> dict:
 
 def mode_check_left(spec: dict) -> dict:
     return {"now": _leftover_state(spec)}
+
+
+def mode_plant_links(spec: dict) -> dict:
+    """Leave links and special files where the host copies from (workspace, out/)."""
+    made = []
+    ws, out = os.environ["WORKSPACE"], spec["out_dir"]
+    for folder, name, target in ((ws, "link-passwd", "/etc/passwd"), (ws, "link-root", "/"),
+                                 (ws, "link-up", "../../../../../../tmp"), (out, "link-shadow", "/etc/shadow")):
+        try:
+            os.symlink(target, os.path.join(folder, name))
+            made.append(os.path.join(folder, name))
+        except OSError as exc:
+            made.append(f"{name}: {exc}")
+    try:
+        os.mkfifo(os.path.join(ws, "fifo"))
+        made.append(os.path.join(ws, "fifo"))
+    except OSError as exc:
+        made.append(f"fifo: {exc}")
+    return {"made": made}
 
 
 # -- limits -------------------------------------------------------------------------------------
@@ -521,7 +566,7 @@ def mode_api(spec: dict) -> dict:
 
 
 MODES = {"network": mode_network, "listen": mode_listen, "secrets": mode_secrets, "leave": mode_leave,
-         "check_left": mode_check_left, "bomb": mode_bomb, "api": mode_api}
+         "check_left": mode_check_left, "plant_links": mode_plant_links, "bomb": mode_bomb, "api": mode_api}
 
 
 def main(argv: list[str] | None = None) -> int:

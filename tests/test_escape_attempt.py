@@ -19,20 +19,20 @@ import time
 import httpx
 import pytest
 
-from escape_support import Canary, EscapeLab, ForbiddenSet, host_ipv4_addresses
+from escape_support import Canary, EscapeLab, ForbiddenSet, escape_scenario, host_ipv4_addresses
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(900)]
 
 LISTEN_PORT = 9000  # B's agent listens here during the network probe
 LEFTOVER_PORT = 47999  # a listener a turn tries to leave behind
+PSEUDO_FS = {"proc", "sysfs", "tmpfs", "devpts", "mqueue", "cgroup", "cgroup2", "overlay"}
+DISK_MOUNTS = {"/", "/usr/sbin/docker-init", "/workspace", "/turn", "/etc/resolv.conf", "/etc/hostname", "/etc/hosts", "/opt/escape/escape_probe.py"}
 ALLOWED_WRITES = ("/workspace", "/home/agent", "/tmp", "/turn/out", "/dev/shm", "/dev/mqueue")
 
 
 @pytest.fixture(scope="module")
 def scenario():
-    from orchestrator.scenarios import ensure_scenario
-
-    return ensure_scenario("payment-run", 0)
+    return escape_scenario("payment-run", 0)
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +134,7 @@ def net(lab, docker_client):
     # control API with the token (the same scan and request the agent made).
     pc_control = lab.control_probe(
         {"mode": "network", "control_token": a.control_token, "scan_all_ports": [a_erp["control"]],
-         "control": [f"{a_erp['control']}:{cfg.erp_control_port}"]},
+         "control": [f"{a_erp['control']}:{cfg.erp_control_port}"], "http": [f"{a_ctl.gateway}:{canary.port}"]},
         network=a.sandbox.networks["control"].name,
     )
     # Positive control 4: the host reaches the control API with the token (and only with it).
@@ -143,7 +143,7 @@ def net(lab, docker_client):
     return {
         "a_run": a_run, "a": a_report, "erp_addrs": erp_addrs, "canary_targets": canary_targets, "hits_during_a": hits_during_a,
         "b_targets": b_targets, "b_names": b_names, "b_listen": b_listen, "b_agent_ip": b_agent_ip,
-        "pc_b": pc_b, "pc_plain": pc_plain, "pc_control": pc_control, "docker0": docker0, "plain_gw": plain_block.gateway,
+        "pc_b": pc_b, "pc_plain": pc_plain, "pc_control": pc_control, "docker0": docker0, "plain_gw": plain_block.gateway, "control_gw": a_ctl.gateway,
         "host_with_token": with_token.status_code, "host_without_token": without.status_code,
     }  # fmt: skip
 
@@ -185,6 +185,12 @@ def test_host_canary_unreachable_through_bridge_and_docker0(lab, net):
     pc = net["pc_plain"]["http"]
     for target in (f"{net['docker0']}:{lab.canary.port}", f"{net['plain_gw']}:{lab.canary.port}"):
         assert pc[target].get("status") == 200 and secret in pc[target]["body"], (target, pc)
+
+
+    # ... and an internal network whose bridge holds a host address (the control network) reaches
+    # it through that address: the bridge-address path the agent's probe tried is a real one.
+    via_bridge = net["pc_control"]["http"][f"{net['control_gw']}:{lab.canary.port}"]
+    assert via_bridge.get("status") == 200 and secret in via_bridge["body"], via_bridge
 
 
 def test_second_attempt_unreachable(lab, net):
@@ -261,6 +267,18 @@ def test_no_secrets_no_scenario_no_socket_no_writes(lab, scenario, forbidden, do
     assert rep["root_mount"].split(",")[0] == "ro", rep["root_mount"]
     outside = [d for d in rep["writable_dirs"] if not any(d == p or d.startswith(p + "/") for p in ALLOWED_WRITES)]
     assert outside == [], outside
+    outside_files = [f for f in rep["writable_files"] if not any(f.startswith(p + "/") for p in ALLOWED_WRITES)]
+    assert outside_files == [], outside_files
+    # Mounts from the host's disks: only this attempt's volumes, the probe, and the engine's
+    # read-only network files; nothing of attempt B.
+    disk = [m for m in rep["mounts"] if m["fstype"] not in PSEUDO_FS]
+    assert {m["point"] for m in disk} <= DISK_MOUNTS, disk
+    assert not [m for m in rep["mounts"] if b.sandbox.prefix in m["root"]], rep["mounts"]
+    for m in disk:
+        if "/volumes/" in m["root"]:
+            assert a.sandbox.prefix in m["root"], m
+        if m["point"] not in ("/workspace", "/turn"):
+            assert m["options"].split(",")[0] == "ro", m
     # The ERP container does not show the token in its configuration either.
     a.sandbox.erp.reload()
     assert a.control_token not in str(a.sandbox.erp.attrs)
@@ -284,6 +302,7 @@ def test_no_secrets_no_scenario_no_socket_no_writes(lab, scenario, forbidden, do
     assert {"scenario/scenario.db", "scenario/world.json", "scenario/truth.json", f"reference/{refs[0].name}"} <= found, found
     assert "/opt/planted/scenario.db" in pc["sqlite"], pc["sqlite"]
     assert pc["self_socket"] in pc["sockets"], pc["sockets"]
+    assert [f for f in pc["writable_files"] if f.startswith("/opt/planted/")], pc["writable_files"]
     assert pc["root_mount"].split(",")[0] == "rw" and "/var/tmp" in pc["writable_dirs"], (pc["root_mount"], pc["writable_dirs"])
     # The path the probe checks is where this machine's engine socket really is.
     base = docker_client.api.base_url
@@ -312,6 +331,23 @@ def test_nothing_survives_the_turn(lab):
     assert later["listener"] != "open", later
     # The workspace persists (the marker check can see persistence); nothing else does.
     assert later["markers"] == {"/tmp": False, "/dev/shm": False, "/home/agent": False, "/workspace": True}, later
+
+
+def test_host_copies_never_follow_links(lab, tmp_path):
+    """Links and FIFOs a turn leaves in the workspace or out/ are not followed by the host copies."""
+    a = lab.a
+    run, rep = lab.turn(a, {"mode": "plant_links", "out_dir": f"{lab.config.container_paths.turn_dir}/out"}, budget_s=60)
+    _ok(run, lab, a)
+    assert all(m.startswith("/") for m in rep["made"]), rep  # positive control: the links exist in the container
+    out = a.paths.turn_dir(a.turns) / "out"
+    dest = tmp_path / "ws"
+    a.sandbox.copy_workspace(dest)
+    copied = list(dest.rglob("*")) + list(out.rglob("*"))
+    assert not [p for p in copied if p.is_symlink() or not (p.is_file() or p.is_dir())], copied
+    assert not (dest / "link-passwd").exists() and not (out / "link-shadow").exists()
+    skipped = (a.paths.logs / "workspace-skipped.txt").read_text()
+    assert "link-passwd" in skipped and "fifo" in skipped, skipped
+    assert (dest / "handbook").is_dir()  # the copy did run
 
 
 # -- limits (last: the heaviest) ----------------------------------------------------------------
