@@ -126,11 +126,14 @@ def start_server(tmp_path: Path, db: Path, *, faults: str | None = None, world: 
         ready_seen.set()   # end of output: the process has gone
     threading.Thread(target=read, daemon=True).start()
     ready_seen.wait(READY_TIMEOUT_S)
-    ready = next((json.loads(x) for x in lines if '"ready"' in x), None)
-    if ready is None:
-        proc.kill()
-        raise AssertionError(f"no ready line: {lines} {proc.stderr.read() if proc.poll() is not None else ''}")
-    return Served(proc, ready, lines)
+    try:
+        ready = next((json.loads(x) for x in lines if '"ready"' in x), None)
+        assert ready is not None, f"no ready line: {lines}"
+        return Served(proc, ready, lines)
+    except BaseException:
+        proc.kill()   # never leave a server behind
+        proc.wait()
+        raise
 
 
 @pytest.fixture()
