@@ -7,13 +7,13 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from erp_service.domains import ledger, masterdata, org, vendors as vendor_domain
+from erp_service.domains import ledger, masterdata, org, sales, vendors as vendor_domain
 from erp_service.domains.banking import bank_accounts
-from erp_service.kernel.schema import metadata
 from erp_service.setup import CompanyBuilder
 from erp_service.standard import install_standard
 
-from .catalog import Catalog, make_catalog
+from .accounting import budget_rows
+from .catalog import Catalog, make_catalog, sellable
 from .parties import Party, make_customers, make_vendors
 from .people import COMPANY_NAME, DEPARTMENTS, EMAIL_DOMAIN, PEOPLE, phone_for
 
@@ -23,6 +23,8 @@ HOLIDAYS = [("2025-11-27", "Thanksgiving"), ("2025-12-25", "Christmas Day"), ("2
             ("2026-05-25", "Memorial Day"), ("2026-07-03", "Independence Day (observed)"),
             ("2026-09-07", "Labor Day"), ("2026-11-26", "Thanksgiving"), ("2026-12-25", "Christmas Day")]
 WAREHOUSES = [("WH-MAIN", "Main plant warehouse, Columbus OH"), ("WH-EAST", "East distribution center, Pittsburgh PA")]
+#: Customer price lists: (id, name, factor on the item's list price); 5% off from 50 units.
+PRICE_LISTS = [("PL-DIST", "Distributors", 0.82), ("PL-CONT", "Contractors", 1.0)]
 WORK_CENTERS = [("WC-SAW", "Saw and bar prep", 16), ("WC-MACH", "CNC machining", 32),
                 ("WC-ASSY", "Assembly", 24), ("WC-TEST", "Pressure test and pack", 16)]
 
@@ -127,35 +129,33 @@ def build_master(path: Path, seed: int, *, start: str = HISTORY_START) -> Northg
         "account_number": v.account, "routing_number": v.routing, "source_ref": None, "note": "on file",
         "decided_by": "priya.raman", "decided_on": "2020-01-02", "decision_note": "verified at onboarding"}
         for v in vendor_list])
-    customers_table = metadata.tables.get("customers")
-    if customers_table is not None:
-        cols = set(customers_table.c.keys())
-        base = [{"id": c.id, "name": c.name, "status": "active", "terms": c.terms, "tin": c.tin,
-                 "email": f"ap@{c.domain}", "phone": c.phone, "credit_limit_cents": c.credit_limit * 100,
-                 "credit_hold": 0, "tax_status": "taxable" if c.state == "OH" else "exempt",
-                 "price_list": "STD", "address": f"{c.city}, {c.state}"} for c in customer_list]
-        b.insert_many(customers_table, [{k: v for k, v in row.items() if k in cols} for row in base])
+    b.insert_many(sales.price_lists, [{"id": pl, "name": name} for pl, name, _ in PRICE_LISTS])
+    b.insert_many(sales.price_list_items, [
+        {"price_list_id": pl, "item_id": it.id, "min_qty": q, "unit_price": round(it.list_price * f * bf, 2)}
+        for pl, _, f in PRICE_LISTS for it in sellable(catalog) for q, bf in ((0, 1.0), (50, 0.95))])
+    b.insert_many(sales.customers, [{
+        "id": c.id, "name": c.name, "status": "active", "terms": c.terms, "credit_limit_cents": c.credit_limit * 100,
+        "credit_hold": 0, "price_list_id": "PL-DIST" if c.kind == "distributor" else "PL-CONT",
+        "tax_status": "taxable" if c.kind == "contractor" and c.state == "OH" else "exempt",
+        "tax_rate": 7.5 if c.kind == "contractor" and c.state == "OH" else 0.0, "parent_id": c.parent,
+        "email": f"ap@{c.domain}", "phone": c.phone, "address": f"{c.city}, {c.state}", "contact": "Accounts payable",
+        "created_on": "2020-01-01"} for c in customer_list])
+    b.insert_many(sales.ship_to, [{"id": f"{c.id}-01", "customer_id": c.id, "name": f"{c.name} warehouse",
+                                   "address": f"{100 + int(c.id[2:]) % 900} Commerce Dr, {c.city}, {c.state}",
+                                   "is_default": 1} for c in customer_list])
     b.insert(bank_accounts, id="OPER", name="Operating account", bank_name="First Buckeye Bank",
              account_number="4410029917", gl_account_id="1000", status="active")
-    # Budgets: per department, expense account and month of the fiscal year.
-    budget_rows = []
-    for dept, accts in (("FIN", ("6300", "6500", "6550")), ("OPS", ("6100", "6150", "6200")),
-                        ("PRD", ("6350", "6200", "5600")), ("PUR", ("6300", "6600")), ("SAL", ("6600", "6700"))):
-        for acct in accts:
-            base_amt = rng.randint(15, 120) * 100
-            for period in ledger_periods(start):
-                budget_rows.append({"department_id": dept, "account_id": acct, "period_id": period,
-                                    "amount_cents": base_amt * 100})
-    b.insert_many(ledger.budgets, budget_rows)
+    # Budgets per department, account and month: the history's fiscal year and the current one.
+    b.insert_many(ledger.budgets, budget_rows(rng, ledger_periods(start, 24)))
     return Northgate(builder=b, seed=seed, rng=rng, vendors=vendor_list, customers=customer_list,
                      catalog=catalog, tokens=tokens)
 
 
-def ledger_periods(start: str) -> list[str]:
-    """The twelve fiscal-year period ids from `start`."""
+def ledger_periods(start: str, months: int = 12) -> list[str]:
+    """The period ids of `months` months from `start` (twelve: one fiscal year)."""
     y, m = int(start[:4]), int(start[5:7])
     out = []
-    for _ in range(12):
+    for _ in range(months):
         out.append(f"{y:04d}-{m:02d}")
         m += 1
         if m == 13:
