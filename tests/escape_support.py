@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import http.server
 import json
-import os
 import secrets
 import subprocess
 import threading
@@ -342,9 +341,6 @@ class ForbiddenSet:
                     out[str(p.relative_to(repo))] = sha256_bytes(data)
         return cls(out)
 
-
-def os_environ_without(*names: str) -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k not in names}
 
 
 def escape_scenario(slug: str = "payment-run", seed: int = 0) -> Any:
