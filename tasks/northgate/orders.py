@@ -15,7 +15,7 @@ from .catalog import sellable
 from .history import AR_CLERK, CREDIT, ORDER_ENTRY, SHIPPING, History, add_days
 
 #: Orders per workday on average, and the first day orders come in after the opening.
-ORDERS_PER_DAY = 0.4
+ORDERS_PER_DAY = 0.32
 FIRST_ORDER_AFTER_DAYS = 12
 _VALVE_POPULARITY = [5, 9, 12, 10, 7, 4, 3, 2]
 
@@ -48,7 +48,7 @@ def plan_demand(h: History) -> None:
                 r = rng.random()
                 if r < 0.62:
                     item = rng.choices(valves, _VALVE_POPULARITY)[0]
-                    qty = rng.randint(6, 40) * 5 if dist else rng.randint(8, 50)
+                    qty = rng.randint(8, 50) * 5 if dist else rng.randint(10, 60)
                 elif r < 0.9:
                     item = rng.choice(fittings)
                     qty = rng.randint(6, 24) * 25 if dist else rng.randint(3, 15) * 10

@@ -9,7 +9,7 @@ import math
 
 from .history import PLANNER, PROD_SUP, History, add_days
 
-REORDER_WEEKS, BATCH_WEEKS = 3, 14
+REORDER_WEEKS, BATCH_WEEKS = 3, 18
 DAYS_TO_COMPLETE = {"subassembly": 1, "finished": 2}
 
 
@@ -36,7 +36,7 @@ def plan(h: History) -> None:
                         if w["state"] == "planned" and stock.items[w["item"]].type == "finished")
         short = trim_need + committed - stock.on_hand[trim] - in_work(trim)
         if short > 0:
-            _open(h, trim, max(200, math.ceil(short / 50) * 50), 2)
+            _open(h, trim, max(200, math.ceil(1.5 * short / 50) * 50), 2)
         _open(h, item.id, qty, 6)
 
 

@@ -11,7 +11,9 @@ from .history import AP_CLERK, AP_SUP, BUYER, PUR_MGR, RECEIVER, History, add_da
 from .people import CONTROLLER
 
 #: Weeks of usage a replenishment order covers beyond the reorder point.
-COVER_WEEKS = 9
+COVER_WEEKS = 12
+#: Items within this many weeks of their reorder point ride along on their vendor's PO.
+TOP_UP_WEEKS = 5
 #: A PO above this (cents) is split; the purchasing manager approves up to 50,000.
 PO_CAP_CENTS = 4_500_000
 BUYER_LIMIT_CENTS = 1_000_000
@@ -50,6 +52,7 @@ def buy(h: History) -> None:
     stock, rng = h.stock, h.rng
     committed = _committed(h)
     by_vendor: dict[str, list[dict]] = {}
+    wanted: dict[str, list[tuple]] = {}
     for item in stock.items.values():
         usage = stock.weekly.get(item.id, 0.0)
         if not item.preferred_vendor or usage <= 0:
@@ -58,13 +61,21 @@ def buy(h: History) -> None:
         rop = usage * (lead_weeks + 3)      # reviewed every other week
         target = rop + usage * (max(COVER_WEEKS, weeks_left + 2) if final else COVER_WEEKS)
         position = stock.position(item.id) - committed.get(item.id, 0.0)
-        if position >= (target if final else rop):
+        wanted.setdefault(item.preferred_vendor, []).append((item, position, rop, target, usage))
+    for vendor, rows in sorted(wanted.items()):
+        # A vendor gets a PO when one of its items is below its reorder point (or before the
+        # purchasing freeze); the PO then tops up every item of the vendor that is close to it.
+        if not final and not any(pos < rop for _, pos, rop, _, _ in rows):
             continue
-        qty = _round_up(target - position, item.order_multiple, item.moq)
-        if qty * item.standard_cost > 44_000:        # inside the purchasing manager's PO limit
-            qty = max(item.moq, (44_000 // item.standard_cost) // (item.order_multiple or 1) * (item.order_multiple or 1))
-        price = round(item.standard_cost * rng.uniform(0.97, 1.05), 2)
-        by_vendor.setdefault(item.preferred_vendor, []).append({"item_id": item.id, "qty": qty, "unit_price": price})
+        for item, position, rop, target, usage in rows:
+            if position >= target or (not final and position >= rop + usage * TOP_UP_WEEKS):
+                continue
+            qty = _round_up(target - position, item.order_multiple, item.moq)
+            if qty * item.standard_cost > 44_000:        # inside the purchasing manager's PO limit
+                qty = max(item.moq, (44_000 // item.standard_cost) // (item.order_multiple or 1)
+                          * (item.order_multiple or 1))
+            price = round(item.standard_cost * rng.uniform(0.97, 1.05), 2)
+            by_vendor.setdefault(vendor, []).append({"item_id": item.id, "qty": qty, "unit_price": price})
     for vendor, lines in sorted(by_vendor.items()):
         batch: list[dict] = []
         total = 0
@@ -109,7 +120,7 @@ def _place(h: History, vendor: str, lines: list[dict], total_cents: int) -> None
 
 def receive(h: History) -> None:
     """Post receipts for what arrives today (lots and expiry for lot-controlled items); about
-    one delivery in twenty comes short with the rest following a few days later."""
+    one delivery in twenty-five comes short with the rest following a few days later."""
     keep = []
     for arrival in h.notes["arrivals"]:
         day, po_id, vendor, lines = arrival
@@ -118,8 +129,9 @@ def receive(h: History) -> None:
             continue
         rng = h.rng
         now, later = [], []
-        for line_no, item_id, qty, price in lines:
-            if rng.random() < 0.05 and qty >= 50:
+        short_line = rng.randrange(len(lines)) if rng.random() < 0.04 else -1
+        for n, (line_no, item_id, qty, price) in enumerate(lines):
+            if n == short_line and qty >= 50:
                 part = round(qty * rng.choice([0.6, 0.75, 0.9]) / 5) * 5
                 now.append((line_no, item_id, part, price))
                 later.append((line_no, item_id, round(qty - part, 4), price))
