@@ -21,6 +21,9 @@ task.yaml (unknown keys are errors)::
     turns: 2
     grading_date: 2026-10-13
     variant_of: payment-run    # optional: a sibling built on another pack
+    inherit_checks: true       # variants: the parent's checks, controls and fault profiles come
+                               # first, this file's add to them (a variant without policies.py
+                               # or projections.sql uses its parent's)
     checks:                    # every check: name (unique), type, cites [clause ids],
       - name: invoices in the run          #   required (default true), description
         type: state_set                    # projection, key (column or list), normalize
