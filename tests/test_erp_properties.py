@@ -44,7 +44,7 @@ WORLD = {"payment_run_approver": {"user": "controller", "approve_after_days": 1,
 NOT_BUSINESS = {"audit_events", "idempotency"}
 VENDORS = ["V-0101", "V-0102", "V-0103", "V-0104", "V-0999"]          # V-0103 inactive, V-0999 unknown
 ITEMS = ["BR-0750", "SL-0101", "VB-1000", "NOPE-1"]
-CUSTOMERS = ["C-0100", "C-0101", "C-0102", "C-0999"]                  # C-0102 inactive
+CUSTOMERS = ["C-0100", "C-0101", "C-0102", "C-1001", "C-0999"]        # C-0102 inactive; C-1001 Northgate
 START = "2026-10-08"
 
 
@@ -144,6 +144,7 @@ class Run:
     tokens: dict[str, str]
     ids: dict[str, list[str]] = field(default_factory=dict)
     keyed: list[tuple[str, str, str, Any, str, Any]] = field(default_factory=list)   # accepted keyed writes
+    world: dict = field(default_factory=lambda: WORLD)
     day: str = START
     audit_last: int = 0
     audit_seen: dict[int, str] = field(default_factory=dict)
@@ -224,7 +225,7 @@ def write_request(run: Run, kind: str, i: int, n: int) -> tuple[str, str, str, A
         return "POST", "/receipts", "receiver", {"po_id": run.pick("po", i), "packing_slip": f"PS-{n}",
                                                  "lines": [{"po_line": 1, "qty_received": qty}]}
     if kind == "sales_order":
-        return "POST", "/sales-orders", "order_entry", {"customer_id": CUSTOMERS[n % 4],
+        return "POST", "/sales-orders", "order_entry", {"customer_id": CUSTOMERS[n % len(CUSTOMERS)],
                                                         "lines": [{"item_id": "VB-1000", "qty": 1 + n % 12}]}
     if kind == "shipment":
         return "POST", "/shipments", "shipping", {"so_id": run.pick("so", i)}
@@ -333,7 +334,7 @@ def step(run: Run, s: tuple) -> None:
     if kind == "advance":
         before = max(run.audit_last, 0)
         run.day = (dt.date.fromisoformat(run.day) + dt.timedelta(days=1 + n % 3)).isoformat()
-        advance(run.db, World(WORLD), run.day)
+        advance(run.db, World(run.world), run.day)
         check_audit(run, ("advance", run.day), expect_new=None)
         assert run.audit_last >= before
         assert_ties(run.db, ("advance", run.day))
@@ -377,22 +378,72 @@ def step(run: Run, s: tuple) -> None:
             run.keyed.append((method, path, user, body, key, data))
 
 
-@settings(max_examples=EXAMPLES, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                 HealthCheck.data_too_large])
-@given(steps=st.lists(STEP, min_size=3, max_size=30))
-def test_random_request_sequences_keep_invariants(template, tmp_path_factory, steps):
-    path = Path(tmp_path_factory.mktemp("props-run")) / "company.db"
-    shutil.copy(template[0], path)
+@pytest.fixture(scope="module")
+def northgate(tmp_path_factory) -> tuple[Path, dict[str, str], dict]:
+    """A copy of the payment-run scenario (the generated Northgate company, a year of history),
+    with a token for one user of each staff role (keyed by role name, as in the test company)."""
+    from erp_service.kernel.identity import user_roles
+    from erp_service.setup import CompanyBuilder
+    from orchestrator.scenarios import ensure_scenario
+    scen = ensure_scenario("payment-run", 0, reference=False)
+    path = Path(tmp_path_factory.mktemp("props-northgate")) / "company.db"
+    shutil.copy(scen.dir / "scenario.db", path)
+    world = json.loads((scen.dir / "world.json").read_text())
     db = Database(path)
     try:
-        run = Run(db=db, cl=TestClient(create_app(db, World(WORLD)), raise_server_exceptions=False),
-                  tokens=template[1])
+        with db.transaction() as conn:
+            by_role: dict[str, str] = {}
+            for role, user in conn.execute(select(user_roles.c.role_id, user_roles.c.user_id)
+                                           .order_by(user_roles.c.role_id, user_roles.c.user_id)):
+                if not user.startswith("sys-"):
+                    by_role.setdefault(role, user)
+        builder = CompanyBuilder(db)
+        tokens = {}
+        for role in STAFF:
+            user = by_role.get(role.rstrip("2")) if not role.endswith("2") else by_role.get("controller")
+            user = user or by_role["admin"]
+            secret = f"prop-{role}-secret"
+            builder.add_token(user, secret, f"tok-prop-{role}")
+            tokens[role] = secret
+    finally:
+        db.close()
+    return path, tokens, world
+
+
+def run_sequence(src: Path, tokens: dict[str, str], world: dict, workdir: Path, steps: list[tuple]) -> None:
+    """Copy `src` and play `steps` against it, checking the invariants after each request."""
+    path = workdir / "company.db"
+    shutil.copy(src, path)
+    db = Database(path)
+    try:
+        run = Run(db=db, cl=TestClient(create_app(db, World(world)), raise_server_exceptions=False),
+                  tokens=tokens, world=world)
+        run.day = db.business_date()
         check_audit(run, "start", expect_new=None)
         for s in steps:
             step(run, s)
     finally:
         db.close()
+
+
+@settings(max_examples=EXAMPLES, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                 HealthCheck.data_too_large])
+@given(steps=st.lists(STEP, min_size=3, max_size=30))
+def test_random_request_sequences_keep_invariants(template, tmp_path_factory, steps):
+    run_sequence(template[0], template[1], WORLD, Path(tmp_path_factory.mktemp("props-run")), steps)
+
+
+@pytest.mark.slow
+@settings(max_examples=max(3, EXAMPLES // 2), deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                 HealthCheck.data_too_large])
+@given(steps=st.lists(STEP, min_size=3, max_size=25))
+def test_random_sequences_on_the_northgate_scenario(northgate, tmp_path_factory, steps):
+    """The same properties on the realistic generated company (its own world file drives the
+    counterparties on advances)."""
+    src, tokens, world = northgate
+    run_sequence(src, tokens, world, Path(tmp_path_factory.mktemp("props-ng")), steps)
 
 
 class LatestRun(Run):
