@@ -296,14 +296,25 @@ def send(run: Run, method: str, path: str, user: str, *, body: Any = None, raw: 
         assert r.json()["code"], why
     if r.status_code >= 400 or method == "GET" or r.headers.get("Idempotent-Replay") == "true":
         assert business_hash(run.db) == before, why
-    check_audit(run, why, expect_new=1)
+    (row,) = check_audit(run, why, expect_new=1)
+    # The request's own audit row says what happened; refusals of hard controls are probes.
+    assert (row["method"], row["path"], row["status"]) == (method, path, r.status_code), (why, row)
+    if r.status_code >= 400:
+        code = r.json()["code"]
+        assert row["error_code"] == code, (why, row)
+        if r.status_code in (403, 409) and code != "idempotency_key_reused":
+            assert row["outcome"] == "refused", (why, row)
+    else:
+        assert row["outcome"] == "ok" and bool(row["replay"]) == (r.headers.get("Idempotent-Replay") == "true"), row
+        assert row["action"] == ("read" if method == "GET" else row["action"]) and row["idem_key"] == key, row
     if r.status_code < 400 and method != "GET":
         assert_ties(run.db, why)
     return r
 
 
-def check_audit(run: Run, why: Any, expect_new: int | None) -> None:
-    """Earlier audit rows unchanged; new ones after them (exactly `expect_new` if given)."""
+def check_audit(run: Run, why: Any, expect_new: int | None) -> list[dict[str, Any]]:
+    """Earlier audit rows unchanged; new ones after them (exactly `expect_new` if given).
+    Returns the new rows."""
     with run.db.transaction() as conn:
         seen_ids = sorted(run.audit_seen)
         now = {r["id"]: json.dumps(dict(r), sort_keys=True, default=str) for r in conn.execute(
@@ -319,6 +330,7 @@ def check_audit(run: Run, why: Any, expect_new: int | None) -> None:
         run.audit_seen[e["id"]] = json.dumps(e, sort_keys=True, default=str)
     if new:
         run.audit_last = ids[-1]
+    return new
 
 
 def step(run: Run, s: tuple) -> None:
