@@ -225,6 +225,11 @@ def test_no_route_and_no_name_resolution_beyond_the_attempt_network(lab, net):
     assert r["v6"] == [], r
     public = net["a"]["dns_public"]["example.com"]
     assert "skipped" not in public, public
+    # Whatever the host's resolver setup, the embedded DNS may only forward onto the attempt
+    # bridge, to an address nobody holds.
+    holder = lab.a.sandbox.containers["netns"]
+    holder.reload()
+    assert holder.attrs["HostConfig"]["Dns"] == [lab.a.sandbox.blocks["attempt"].gateway]
     assert "resolved" not in public, f"a public name resolved from the agent: {public}"
     # Positive controls: the resolver does answer inside the attempt (A's own ERP by name) and the
     # route reader sees a default route where there is one (the ordinary bridge).

@@ -279,6 +279,11 @@ class DockerSandbox(Sandbox):
                 # The host's bridge has an IPv6 link-local address (inhibit_ipv4 is IPv4 only):
                 # IPv6 stays off in the namespace, explicitly rather than by engine default.
                 sysctls=NO_IPV6,
+                # The engine's embedded DNS forwards unknown names to the host's resolvers; from
+                # a host whose resolver is on loopback that would happen outside this namespace
+                # and answer public names. Point the upstream at the attempt subnet's unheld
+                # gateway slot instead: queries stay on the internal bridge and go unanswered.
+                dns=[self.blocks["attempt"].gateway],
                 user=cfg.agent_user,
                 read_only=True,
                 cap_drop=["ALL"],
