@@ -15,6 +15,8 @@ runs the same lifecycle as a campaign, on either backend.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import datetime as dt
 import shutil
 import tempfile
@@ -177,8 +179,13 @@ def _canonical(result: dict[str, Any]) -> str | None:
 
 def validate(tasks: list[str], seeds: list[int], *, strict: bool = False, faults: str | None = None,
              runner: Runner, scenario_for: Callable[[str, int], Any] | None = None,
-             known_rules: list[str] | None = None, progress: Callable[[str], None] | None = None) -> Report:
-    """Run the §11 controls for every task × seed; return the report (no printing)."""
+             known_rules: list[str] | None = None, progress: Callable[[str], None] | None = None,
+             concurrency: int = 1) -> Report:
+    """Run the §11 controls for every task × seed; return the report (no printing).
+
+    A seed's attempts (two oracle runs, null, each control) are independent once its scenario
+    exists, so up to `concurrency` of them run at once; the report's order does not depend on
+    which finishes first."""
     if known_rules is None:
         from orchestrator.grading.rules import known_rules as _kr
 
@@ -226,11 +233,20 @@ def validate(tasks: list[str], seeds: list[int], *, strict: bool = False, faults
                 continue
             rep.add(slug, "scenario", seed, cited_clause_problems(task, scen.handbook_dir))
 
-            oracle_results = []
-            for r in (1, 2):
-                say(f"{slug} seed {seed}: oracle run {r}")
-                res = attempt(Cell("oracle", slug, condition), seed, r)
-                oracle_results.append(res)
+            jobs = [("oracle#1", Cell("oracle", slug, condition), 1), ("oracle#2", Cell("oracle", slug, condition), 2),
+                    ("null", Cell("null", slug, condition), 1)]
+            jobs += [(policy, Cell(policy, slug, condition), 1) for policy in sorted(controls)]
+
+            def run_job(job, seed=seed):
+                name, cell, r = job
+                say(f"{slug} seed {seed}: {name}")
+                return attempt(cell, seed, r)
+
+            with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+                results = dict(zip((j[0] for j in jobs), pool.map(run_job, jobs)))
+
+            oracle_results = [results["oracle#1"], results["oracle#2"]]
+            for r, res in enumerate(oracle_results, start=1):
                 rep.add(slug, f"oracle#{r}", seed, oracle_problems(res, n_turns), "pass")
             hashes = [_canonical(r) for r in oracle_results]
             same = [] if hashes[0] and hashes[0] == hashes[1] else [f"canonical hashes differ: {hashes[0]} vs {hashes[1]}"]
@@ -241,16 +257,14 @@ def validate(tasks: list[str], seeds: list[int], *, strict: bool = False, faults
                         [] if all(n >= 1 for n in injected) else [f"faults injected per oracle run: {injected}"],
                         f"{injected[0]} fault(s)")
 
-            say(f"{slug} seed {seed}: null")
-            res = attempt(Cell("null", slug, condition), seed, 1)
+            res = results["null"]
             probs = completion_problems(res, n_turns)
             if not probs and res.get("passed"):
                 probs.append("the null policy passed")
             rep.add(slug, "null", seed, probs, "fails")
 
             for policy, targets in sorted(controls.items()):
-                say(f"{slug} seed {seed}: {policy}")
-                res = attempt(Cell(policy, slug, condition), seed, 1)
+                res = results[policy]
                 rep.add(slug, policy, seed, control_problems(res, targets, known, n_turns, strict),
                         "fails " + ", ".join(sorted(failed_checks(res) & set(targets)))[:60])
     return rep
@@ -299,14 +313,15 @@ def print_report(rep: Report, console=None) -> None:
 
 
 def run_validation(tasks: list[str], seeds: list[int], *, strict: bool, faults: str | None,
-                   backend: str, runs_root: Path | None = None, keep: bool = False) -> Report:
+                   backend: str, runs_root: Path | None = None, keep: bool = False,
+                   concurrency: int = 1) -> Report:
     """Validate through real attempts on `backend`; attempt records go under `runs_root`
     (a temporary folder, removed afterwards unless `keep` or there were problems)."""
     label = "validate-" + dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     root = Path(runs_root) if runs_root else Path(tempfile.mkdtemp(prefix="pb-validate-"))
     runner = AttemptRunner(backend, root, label)
     rep = validate(tasks, seeds, strict=strict, faults=faults, runner=runner,
-                   progress=lambda m: print(f"… {m}", flush=True))
+                   progress=lambda m: print(f"… {m}", flush=True), concurrency=concurrency)
     if rep.problems or keep or runs_root:
         rep.notes.append(f"attempt records: {root / label}")
     else:

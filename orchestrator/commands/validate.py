@@ -37,6 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--backend", choices=["docker", "local"], default="docker")
     p.add_argument("--runs-root", type=Path, help="keep the attempt records here (default: a temp dir)")
     p.add_argument("--keep", action="store_true", help="keep the attempt records even when all is well")
+    p.add_argument("--concurrency", type=int, default=2, metavar="N",
+                   help="attempts of one seed run at once (default 2)")
     p.set_defaults(func=run)
 
 
@@ -56,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"validate: {exc}", file=sys.stderr)
             return 2
     rep = run_validation(tasks, args.seeds, strict=args.strict, faults=args.faults, backend=args.backend,
-                         runs_root=args.runs_root.resolve() if args.runs_root else None, keep=args.keep)
+                         runs_root=args.runs_root.resolve() if args.runs_root else None, keep=args.keep,
+                         concurrency=max(1, args.concurrency))
     print_report(rep)
     return 0 if rep.ok else 1
