@@ -26,8 +26,8 @@ class ServiceBill:
 BILLS = [
     ServiceBill("rent", "V-0107", tuple(range(1, 13)), (("6100", "Plant and warehouse rent", 8_500.0),)),
     ServiceBill("power", "V-0108", tuple(range(1, 13)), (("6150", "Electricity and gas", 3_600.0),)),
-    ServiceBill("it", "V-0109", tuple(range(1, 13)), (("6550", "Managed IT and ERP hosting", 1_850.0),
-                                                       ("6700", "Telephone and internet", 640.0))),
+    ServiceBill("it", "V-0109", (1, 4, 7, 10), (("6550", "Managed IT and ERP hosting, quarter", 5_550.0),
+                                                 ("6700", "Telephone and internet, quarter", 1_920.0))),
     ServiceBill("audit", "V-0110", (1, 4, 7, 10), (("6500", "Quarterly accounting and tax services", 5_400.0),)),
     ServiceBill("packaging", "V-0102", (2, 5, 8, 11), (("6350", "Cartons, foam and pallets", 4_350.0),
                                                         ("6300", "Office supplies", 780.0))),

@@ -15,7 +15,7 @@ from erp_service.standard import install_standard
 from .accounting import budget_rows
 from .catalog import Catalog, make_catalog, sellable
 from .parties import Party, make_customers, make_vendors
-from .people import COMPANY_NAME, DEPARTMENTS, EMAIL_DOMAIN, PEOPLE, phone_for
+from .people import COMPANY_NAME, DEPARTMENTS, PEOPLE, phone_for
 
 HISTORY_START = "2025-10-01"
 LAST_PERIOD = "2027-03-31"

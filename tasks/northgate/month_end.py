@@ -11,7 +11,7 @@ from erp_service.domains.ledger import account_balances
 from .accounting import BILLS, CASH_HIGH, CASH_LOW, CASH_TARGET, bill_lines, month_end_lines
 from .history import ACCOUNTANT, History
 from .people import CONTROLLER
-from .supply import _invoice_no, enter_and_approve
+from .supply import invoice_no, enter_and_approve
 
 #: One month's treasury move at most (cents): keeps the entry inside the controller's limit.
 TREASURY_CAP_CENTS = 8_500_000
@@ -26,7 +26,7 @@ def first_workday(h: History) -> None:
     for bill in BILLS:
         if int(month[5:]) not in bill.months:
             continue
-        enter_and_approve(h, {"vendor": bill.vendor, "invoice_no": _invoice_no(h, bill.vendor),
+        enter_and_approve(h, {"vendor": bill.vendor, "invoice_no": invoice_no(h, bill.vendor),
                               "invoice_date": f"{month}-01", "memo": f"{bill.key} {month}",
                               "lines": bill_lines(h.rng, bill, int(month[5:]))})
 

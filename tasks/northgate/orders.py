@@ -4,6 +4,8 @@ whatever stock allows (the ERP picks first-expiry-first), a customer invoice per
 cash application once the customers' payments (the counterparty actor, by profile) arrive."""
 from __future__ import annotations
 
+import datetime as dt
+import json
 from collections import defaultdict
 
 from sqlalchemy import select
@@ -12,7 +14,7 @@ from erp_service.domains.receivables import cash_receipts
 from erp_service.sim import sim_log
 
 from .catalog import sellable
-from .history import AR_CLERK, CREDIT, ORDER_ENTRY, SHIPPING, History, add_days
+from .history import AR_CLERK, CREDIT, ORDER_ENTRY, SHIPPING, History, add_days, days
 
 #: Orders per workday on average, and the first day orders come in after the opening.
 ORDERS_PER_DAY = 0.32
@@ -30,8 +32,6 @@ def plan_demand(h: History) -> None:
     gaskets = [i for i in sell if i.type == "gasket"]
     customers = h.ng.customers
     weights = [c.weight for c in customers]
-    from .history import days
-    import datetime as dt
     stream: dict[str, list[dict]] = defaultdict(list)
     first = add_days(h.start, FIRST_ORDER_AFTER_DAYS)
     totals: dict[str, float] = defaultdict(float)
@@ -128,7 +128,6 @@ def apply_cash(h: History) -> None:
                                        cash_receipts.c.reference)
                                 .where(cash_receipts.c.receipt_date == h.today, cash_receipts.c.created_by == "sys-bank")
                                 .order_by(cash_receipts.c.id)).all()
-    import json
     fresh = [r for r in receipts if r.id not in h.notes["applied_receipts"]]
     if len(fresh) != len(paid):
         raise RuntimeError(f"{h.today}: {len(paid)} customer payments but {len(fresh)} bank receipts")

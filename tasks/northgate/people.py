@@ -51,7 +51,7 @@ PEOPLE: list[Person] = [
     Person("noah.kim", "Noah Kim", "Financial Analyst", "FIN", ("analyst",), "priya.raman"),
     Person("sara.lindqvist", "Sara Lindqvist", "AR Clerk", "FIN", ("ar_clerk",), "priya.raman"),
     Person("maya.chen", "Maya Chen", "Purchasing Manager", "PUR", ("purchasing_manager", "dept_head"),
-           "ben.carter", {"requisition": 10_000, "purchase_order": 50_000}),
+           "ben.carter", {"requisition": 10_000, "purchase_order": 100_000}),
     Person("ethan.wright", "Ethan Wright", "Buyer", "PUR", ("buyer",), "maya.chen",
            {"purchase_order": 10_000}),
     Person("luis.ortega", "Luis Ortega", "Receiving Lead", "RCV", ("receiver", "dept_head"), "ben.carter",

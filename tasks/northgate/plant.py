@@ -9,7 +9,7 @@ import math
 
 from .history import PLANNER, PROD_SUP, History, add_days
 
-REORDER_WEEKS, BATCH_WEEKS = 3, 18
+REORDER_WEEKS, BATCH_WEEKS = 3, 20
 DAYS_TO_COMPLETE = {"subassembly": 1, "finished": 2}
 
 
@@ -29,15 +29,36 @@ def plan(h: History) -> None:
         projected = stock.on_hand[item.id] + in_work(item.id) - _backlog(h, item.id)
         if projected >= usage * REORDER_WEEKS:
             continue
-        qty = max(50, math.ceil((usage * (BATCH_WEEKS + REORDER_WEEKS) - projected) / 25) * 25)
+        qty = max(150, math.ceil((usage * (BATCH_WEEKS + REORDER_WEEKS) - projected) / 25) * 25)
         trim = next(c for c in stock.explode(item.id, 1) if stock.items[c].type == "subassembly")
-        trim_need = stock.explode(item.id, qty)[trim]
         committed = sum(stock.explode(w["item"], w["qty"]).get(trim, 0.0) for w in wos.values()
                         if w["state"] == "planned" and stock.items[w["item"]].type == "finished")
-        short = trim_need + committed - stock.on_hand[trim] - in_work(trim)
+        trim_free = stock.on_hand[trim] + in_work(trim) - committed
+        # No bigger a batch than the purchased parts on hand or on order will cover.
+        trims_possible = _buildable(h, trim, 0) + max(trim_free, 0)
+        qty = min(qty, _buildable(h, item.id, trims_possible))
+        qty = math.floor(qty / 25) * 25
+        if qty < 50:
+            continue
+        short = stock.explode(item.id, qty)[trim] - trim_free
         if short > 0:
-            _open(h, trim, max(200, math.ceil(1.5 * short / 50) * 50), 2)
+            _open(h, trim, max(math.ceil(short / 50) * 50, min(math.ceil(1.5 * short / 50) * 50, _buildable(h, trim, 0))), 2)
         _open(h, item.id, qty, 6)
+
+
+def _buildable(h: History, item_id: str, made_free: float) -> float:
+    """Units of `item_id` its purchased components (on hand or on order, less what planned work
+    orders will take) cover; made components count as `made_free`."""
+    from .supply import _committed
+    stock = h.stock
+    committed = _committed(h)
+    per = stock.explode(item_id, 1)
+    best = float("inf")
+    for comp, q in per.items():
+        free = made_free if stock.items[comp].type == "subassembly" else \
+            stock.position(comp) - committed.get(comp, 0.0)
+        best = min(best, max(free, 0.0) / q)
+    return math.floor(best / 50) * 50 if best != float("inf") else 0
 
 
 def _open(h: History, item_id: str, qty: float, days: int) -> None:

@@ -11,11 +11,12 @@ from .history import AP_CLERK, AP_SUP, BUYER, PUR_MGR, RECEIVER, History, add_da
 from .people import CONTROLLER
 
 #: Weeks of usage a replenishment order covers beyond the reorder point.
-COVER_WEEKS = 12
+COVER_WEEKS = 16
 #: Items within this many weeks of their reorder point ride along on their vendor's PO.
-TOP_UP_WEEKS = 5
-#: A PO above this (cents) is split; the purchasing manager approves up to 50,000.
-PO_CAP_CENTS = 4_500_000
+TOP_UP_WEEKS = 8
+#: A PO above this (cents) is split: the purchasing manager approves up to 100,000 and the
+#: controller approves invoices up to 100,000.
+PO_CAP_CENTS = 9_500_000
 BUYER_LIMIT_CENTS = 1_000_000
 AP_SUP_LIMIT_CENTS = 2_500_000
 #: A payment run pays what falls due within this many days of its pay date.
@@ -71,8 +72,8 @@ def buy(h: History) -> None:
             if position >= target or (not final and position >= rop + usage * TOP_UP_WEEKS):
                 continue
             qty = _round_up(target - position, item.order_multiple, item.moq)
-            if qty * item.standard_cost > 44_000:        # inside the purchasing manager's PO limit
-                qty = max(item.moq, (44_000 // item.standard_cost) // (item.order_multiple or 1)
+            if qty * item.standard_cost > 90_000:        # inside the purchasing manager's PO limit
+                qty = max(item.moq, (90_000 // item.standard_cost) // (item.order_multiple or 1)
                           * (item.order_multiple or 1))
             price = round(item.standard_cost * rng.uniform(0.97, 1.05), 2)
             by_vendor.setdefault(vendor, []).append({"item_id": item.id, "qty": qty, "unit_price": price})
@@ -157,7 +158,8 @@ def receive(h: History) -> None:
     h.notes["arrivals"] = keep
 
 
-def _invoice_no(h: History, vendor: str) -> str:
+def invoice_no(h: History, vendor: str) -> str:
+    """The vendor's next invoice number (each vendor numbers its own, with gaps)."""
     n = h.notes["inv_no"].get(vendor) or h.rng.randint(10000, 80000)
     h.notes["inv_no"][vendor] = n + h.rng.randint(1, 40)
     return str(n)
@@ -186,7 +188,7 @@ def bill(h: History) -> None:
         inv_lines = [{"kind": "item", "po_line": n, "item": i, "qty": q, "unit_price": p} for n, i, q, p in lines]
         if vendor in ("V-0101", "V-0103"):
             inv_lines.append({"kind": "freight", "description": "Freight", "amount": round(h.rng.uniform(85, 340), 2)})
-        enter_and_approve(h, {"vendor": vendor, "invoice_no": _invoice_no(h, vendor), "invoice_date": received_on,
+        enter_and_approve(h, {"vendor": vendor, "invoice_no": invoice_no(h, vendor), "invoice_date": received_on,
                               "po": po_id, "lines": inv_lines})
     h.notes["bills"] = keep
 
