@@ -1,7 +1,7 @@
 """bb-erp API latency and throughput beside a bare FastAPI app on the same server stack.
 
-    .venv/bin/python bench/erp_api.py [--db scenario.db --token SECRET] [--reads 300] [--writes 200]
-                                      [--rps-requests 400] [--json]
+    .venv/bin/python bench/erp_api.py [--db scenario.db --token SECRET] [--reads 200] [--writes 200]
+                                      [--rps-requests 200] [--json]
 
 Starts a real `python -m erp_service serve` on a copy of the payment-run scenario database
 (seed 0, generated and cached by `orchestrator.scenarios` if missing; or `--db`/`--token`), and a
@@ -237,9 +237,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", type=Path, help="a bb-erp database to copy (default: the payment-run scenario)")
     parser.add_argument("--token", help="a user token of --db that may read AP invoices and send messages")
-    parser.add_argument("--reads", type=int, default=300, help="sequential reads for latency")
+    parser.add_argument("--reads", type=int, default=200, help="sequential reads for latency")
     parser.add_argument("--writes", type=int, default=200, help="sequential writes for latency")
-    parser.add_argument("--rps-requests", type=int, default=400, help="requests per throughput figure")
+    parser.add_argument("--rps-requests", type=int, default=200, help="requests per throughput figure")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--serve-bare", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
