@@ -4,7 +4,7 @@ and the peak memory of one attempt (the sum of its containers' memory peaks).
     .venv/bin/python bench/campaign_throughput.py [--levels 1,2,4,8] [--attempts N] [--task payment-run]
 
 Each level runs its own small campaign (oracle on the task, seed 0, N repetitions; default
-N = max(4, 2 x concurrency)) through the same scheduler, runtime and docker backend as
+N = 2 x concurrency, at least 2; --waves 1 for a quick run) through the same scheduler, runtime and docker backend as
 `orchestrate campaign`, in a temporary runs root. While it runs, a sampler reads every container
 of the campaign (found by its `pb.campaign` label) from the memory cgroup: `memory.peak`
 (cgroup v2) or `memory.max_usage_in_bytes` (v1), the kernel's own high-water mark, so short
@@ -54,10 +54,10 @@ class MemorySampler(threading.Thread):
         self.attempt_of: dict[str, str] = {}  # container id -> pb.attempt
         self.role_of: dict[str, str] = {}  # container id -> pb.role
         self.stats_fallback = 0
-        self._stop = threading.Event()
+        self._halt = threading.Event()
 
     def run(self) -> None:
-        while not self._stop.is_set():
+        while not self._halt.is_set():
             try:
                 containers = self.client.api.containers(filters={"label": f"pb.campaign={self.campaign}"})
             except Exception:  # the engine is busy; sample again
@@ -75,10 +75,10 @@ class MemorySampler(threading.Thread):
                 self.peaks[cid] = max(self.peaks.get(cid, 0), peak)
                 self.attempt_of[cid] = (c.get("Labels") or {}).get("pb.attempt", "?")
                 self.role_of[cid] = (c.get("Labels") or {}).get("pb.role", "?")
-            self._stop.wait(self.interval_s)
+            self._halt.wait(self.interval_s)
 
     def stop(self) -> None:
-        self._stop.set()
+        self._halt.set()
         self.join(timeout=5)
 
     def per_attempt(self) -> dict[str, int]:
@@ -148,7 +148,8 @@ def run_level(concurrency: int, attempts: int, task: str, runs_root: Path, scena
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--levels", default="1,2,4,8", help="concurrency levels (default 1,2,4,8)")
-    parser.add_argument("--attempts", type=int, help="attempts per level (default max(4, 2 x concurrency))")
+    parser.add_argument("--attempts", type=int, help="attempts per level (default: --waves x concurrency, at least 2)")
+    parser.add_argument("--waves", type=int, default=2, help="full waves of attempts per level (default 2)")
     parser.add_argument("--task", default="payment-run")
     parser.add_argument("--keep", action="store_true", help="keep the runs folder (printed)")
     args = parser.parse_args(argv)
@@ -165,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     scenarios.get(args.task, 0)
     rows = []
     for c in levels:
-        n = args.attempts or max(4, 2 * c)
+        n = args.attempts or max(2, args.waves * c)
         print(f"concurrency {c}: {n} oracle attempts ...", flush=True)
         rows.append(run_level(c, n, args.task, tmp / "runs", scenarios, client))
         r = rows[-1]
