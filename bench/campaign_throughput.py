@@ -1,11 +1,11 @@
 """Campaign throughput on this machine: oracle attempts per hour at concurrency 1, 2, 4 and 8,
 and the peak memory of one attempt (the sum of its containers' memory peaks).
 
-    .venv/bin/python bench/campaign_throughput.py [--levels 1,2,4,8] [--attempts N] [--task payment-run]
+    .venv/bin/python bench/campaign_throughput.py [--levels 1,2,4,8] [--waves W | --attempts N]
 
-Each level runs its own small campaign (oracle on the task, seed 0, N repetitions; default
-N = 2 x concurrency, at least 2; --waves 1 for a quick run) through the same scheduler, runtime and docker backend as
-`orchestrate campaign`, in a temporary runs root. While it runs, a sampler reads every container
+Each level runs its own small campaign (oracle on the task, seed 0, N repetitions; by default
+N = W x concurrency with W = 2 waves, at least 2; --waves 1 for a quick run) through the same
+scheduler, runtime and docker backend as `orchestrate campaign`, in a temporary runs root. While it runs, a sampler reads every container
 of the campaign (found by its `pb.campaign` label) from the memory cgroup: `memory.peak`
 (cgroup v2) or `memory.max_usage_in_bytes` (v1), the kernel's own high-water mark, so short
 peaks between samples are not lost; a container that ends between two samples is missed (the
