@@ -3,7 +3,7 @@ policies and the clock advanced day by day so the counterparties act:
 
 - supply (`supply.py`): the buyer reviews stock weekly and orders by vendor, the receiver
   receives what arrives (lots and expiry for seals and gaskets), AP enters, validates and
-  approves each vendor invoice, and a payment run every other Friday pays what falls due
+  approves each vendor invoice, and a payment run every fourth Friday pays what falls due
   before the next one (discounts taken while open) — the controller approves and releases it
   and the bank clears it (counterparties);
 - orders (`orders.py`): customers order by a seeded stream, order entry enters the orders (the

@@ -9,7 +9,7 @@ import math
 
 from .history import PLANNER, PROD_SUP, History, add_days
 
-REORDER_WEEKS, BATCH_WEEKS = 3, 20
+REORDER_WEEKS, BATCH_WEEKS = 3, 26
 DAYS_TO_COMPLETE = {"subassembly": 1, "finished": 2}
 
 

@@ -1,7 +1,7 @@
 """Procure to pay during history: the buyer's weekly review (one PO per vendor, approval by the
 purchasing manager above the buyer's limit), receipts as goods arrive (now and then in two
-parts), vendor invoices entered, validated and approved, and a payment run every other Friday
-for what falls due before the next run (discounts taken while open)."""
+parts), vendor invoices entered, validated and approved, and a payment run every fourth Friday
+for what falls due before the next one (discounts taken while open)."""
 from __future__ import annotations
 
 import datetime as dt
@@ -11,7 +11,7 @@ from .history import AP_CLERK, AP_SUP, BUYER, PUR_MGR, RECEIVER, History, add_da
 from .people import CONTROLLER
 
 #: Weeks of usage a replenishment order covers beyond the reorder point.
-COVER_WEEKS = 16
+COVER_WEEKS = 20
 #: Items within this many weeks of their reorder point ride along on their vendor's PO.
 TOP_UP_WEEKS = 8
 #: A PO above this (cents) is split: the purchasing manager approves up to 100,000 and the
@@ -20,20 +20,21 @@ PO_CAP_CENTS = 9_500_000
 BUYER_LIMIT_CENTS = 1_000_000
 AP_SUP_LIMIT_CENTS = 2_500_000
 #: A payment run pays what falls due within this many days of its pay date.
-RUN_HORIZON_DAYS = 14
+RUN_HORIZON_DAYS = 28
+RUN_EVERY_DAYS = 28
 #: The controller approves payment runs up to 250,000.
 RUN_CAP_CENTS = 24_000_000
 
 
 def plan_runs(h: History) -> None:
-    """Payment runs every other Friday, counted back from the last Friday of history, so the
-    last run before the scenario starts pays everything due within two weeks of it."""
+    """Payment runs every fourth Friday, counted back from the last Friday of history, so the
+    last run before the scenario starts pays everything due within four weeks of it."""
     end = dt.date.fromisoformat(h.end)
     last = end - dt.timedelta(days=(end.weekday() - 4) % 7)
     runs, d = set(), last
     while d.isoformat() >= h.start:
         runs.add(d.isoformat())
-        d -= dt.timedelta(days=14)
+        d -= dt.timedelta(days=RUN_EVERY_DAYS)
     h.notes.update(run_days=runs, arrivals=[], bills=[], approved={}, inv_no={}, po_lines={})
 
 
