@@ -36,7 +36,10 @@ def plan_demand(h: History) -> None:
     first = add_days(h.start, FIRST_ORDER_AFTER_DAYS)
     totals: dict[str, float] = defaultdict(float)
     n = 0
-    for day in days(first, h.end):
+    # The stream covers a full year whatever the history's end, so the forecast (and the orders
+    # up to any given day) are the same for every task built on the same seed.
+    horizon = max(h.end, add_days(h.start, 364))
+    for day in days(first, horizon):
         if dt.date.fromisoformat(day).weekday() >= 5:
             continue
         count = sum(1 for _ in range(3) if rng.random() < ORDERS_PER_DAY / 3)
@@ -61,7 +64,7 @@ def plan_demand(h: History) -> None:
                                 "lead": rng.choice([3, 5, 7, 7, 10, 14])})
             for k, v in lines.items():
                 totals[k] += v
-    weeks = max(1.0, (dt.date.fromisoformat(h.end) - dt.date.fromisoformat(first)).days / 7)
+    weeks = max(1.0, (dt.date.fromisoformat(horizon) - dt.date.fromisoformat(first)).days / 7)
     for k, v in totals.items():
         h.stock.weekly[k] = v / weeks
     h.stock.derive_usage()
