@@ -46,7 +46,8 @@ class FaultLog:
 
 
 class FaultLayer:
-    """ASGI middleware: decide per request, then fail before, lose the response, or delay it."""
+    """ASGI middleware: decide per request, then fail before, lose the response, or delay it.
+    The fault's record is appended, complete, before the client is sent anything."""
 
     def __init__(self, app, plan: FaultPlan, db: Database, log: FaultLog) -> None:
         self.app = app
@@ -93,33 +94,31 @@ class FaultLayer:
             "body_sha256": _body_hash(body), "idem_key": headers.get("idempotency-key"),
             "audit_before": before, "delay_s": hit.delay_s,
         }
+        # The record is complete and in the log before the client hears anything: a host that
+        # reads /control/faults as soon as the agent gets its answer must find it (and the
+        # streamer reads each seq once, so a record is never made visible half-filled).
+        captured: list[dict] = []
         served_status = None
-        if hit.kind == "fail_before":
-            await _send_unavailable(send)
-            client_status = 503
-        else:
-            captured: list[dict] = []
+        if hit.kind != "fail_before":
 
             async def capture(message):
                 captured.append(message)
 
             await self.app(scope, replay_receive, capture)
             served_status = next((m["status"] for m in captured if m["type"] == "http.response.start"), None)
-            if hit.kind == "lost_response":
-                await _send_unavailable(send)
-                client_status = 503
-            else:
-                await asyncio.sleep(hit.delay_s)
-                for message in captured:
-                    await send(message)
-                client_status = served_status
         after = await loop.run_in_executor(None, self._last_audit_id)
         record.update({
-            "served_status": served_status, "client_status": client_status,
+            "served_status": served_status, "client_status": served_status if hit.kind == "slow" else 503,
             "committed": served_status is not None and served_status < 300 and scope["method"] != "GET",
             "audit_after": after, "business_date": await loop.run_in_executor(None, self.db.business_date),
         })
         self.log.append(record)
+        if hit.kind == "slow":
+            await asyncio.sleep(hit.delay_s)
+            for message in captured:
+                await send(message)
+        else:   # fail_before and lost_response: the same bytes, so the agent cannot tell them apart
+            await _send_unavailable(send)
 
 
 def _body_hash(body: bytes) -> str:
