@@ -64,7 +64,7 @@ class AttemptSpec:
 
     cell: Cell
     seed: int
-    rep: int = 0
+    rep: int = 1
     label: str = "adhoc"
     timeout_override_s: float | None = None
     systems_file: Path | None = None

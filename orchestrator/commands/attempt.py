@@ -23,7 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("cell", help="SYSTEM:TASK[+CONDITION], e.g. null:payment-run")
     p.add_argument("--seed", type=int, required=True)
-    p.add_argument("--rep", type=int, default=0, help="repetition index (default 0)")
+    p.add_argument("--rep", type=int, default=1,
+                   help="repetition number, counted from 1 as campaigns do (default 1)")
     p.add_argument("--label", default="adhoc", help="runs/<label>/ (default adhoc)")
     p.add_argument("--backend", choices=["docker", "local"], default="docker",
                    help="docker (isolated, default) or local (host processes, isolation: none)")
@@ -47,8 +48,8 @@ def run(args: argparse.Namespace) -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per control call is noise
     try:
         cell = parse_cell(args.cell)
-        if args.seed < 0 or args.rep < 0:
-            raise ConfigError("--seed and --rep must be >= 0")
+        if args.seed < 0 or args.rep < 1:
+            raise ConfigError("--seed must be >= 0 and --rep >= 1")
         if args.timeout is not None and args.timeout <= 0:
             raise ConfigError("--timeout must be > 0")
         overrides = {"campaign": args.label}
