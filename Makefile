@@ -14,6 +14,8 @@ $(STAMP): pyproject.toml
 	touch $@
 
 images: venv
+	@command -v debootstrap >/dev/null 2>&1 || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; }
 	$(BIN)/orchestrate images build
 
 # The main job: a small campaign on the built-in defaults, in containers.
