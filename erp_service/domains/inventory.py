@@ -21,7 +21,7 @@ from ..kernel.money import Quantity, from_cents, q4
 from ..kernel.schema import doc_columns, metadata
 from ..kernel.tx import Tx, register_object
 from . import ledger
-from .masterdata import get_item, items, locations, lots, warehouses
+from .masterdata import OnHandRow as OnHandOut, get_item, items, locations, lots, warehouses
 
 EPS = 1e-9
 
@@ -310,16 +310,6 @@ def adjustment_view(tx: Tx, doc_id: str) -> dict[str, Any]:
 
 
 # Routes --------------------------------------------------------------------------------------
-
-class OnHandOut(BaseModel):
-    item_id: str
-    warehouse_id: str
-    location_id: str | None = None
-    lot_no: str | None = None
-    expiry: str | None = None
-    qty: float
-    value: float
-
 
 class TransferOut(BaseModel):
     id: str
