@@ -15,7 +15,7 @@ from erp_service.standard import install_standard
 from .accounting import budget_rows
 from .catalog import Catalog, make_catalog, sellable
 from .parties import Party, make_customers, make_vendors
-from .people import COMPANY_NAME, DEPARTMENTS, PEOPLE, phone_for
+from .people import COMPANY_NAME, DEPARTMENTS, EMAIL_DOMAIN, PEOPLE, phone_for
 
 HISTORY_START = "2025-10-01"
 LAST_PERIOD = "2027-03-31"
@@ -56,6 +56,7 @@ def build_master(path: Path, seed: int, *, start: str = HISTORY_START) -> Northg
     rng = random.Random(f"northgate:{seed}")
     b = CompanyBuilder.create(path, business_date=start, name=COMPANY_NAME)
     install_standard(b, first_period=start, last_period=LAST_PERIOD)
+    b.insert(org.company, key="mail_domain", value=EMAIL_DOMAIN)  # box addresses: ap@northgatevalve.com
     b.insert_many(org.departments, [{"id": d, "name": n, "head_user_id": h, "cost_center": f"CC-{d}"}
                                     for d, n, h in DEPARTMENTS])
     tokens: dict[str, str] = {}
