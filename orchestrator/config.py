@@ -83,6 +83,13 @@ class RuntimeConfig(BaseModel):
     erp_limits: Limits = Limits(memory_bytes=1 * 2**30, cpus=1.0, pids=128)
     tmpfs_size: str = "256m"
 
+    # Concurrent Docker Engine API requests from this process (orchestrator/backends/docker_limits.py):
+    # general requests share `docker_api_slots` (PB_DOCKER_API_SLOTS); removals and stops have
+    # their own `docker_api_teardown_slots`, so teardown never waits behind setups. Long-poll
+    # calls (wait, attach, followed logs, events) hold no slot.
+    docker_api_slots: int = Field(default=8, ge=1)
+    docker_api_teardown_slots: int = Field(default=4, ge=1)
+
     # Timeouts (seconds).
     docker_api_timeout_s: float = 120.0
     erp_ready_timeout_s: float = 60.0
@@ -125,6 +132,8 @@ class RuntimeConfig(BaseModel):
             env["subnet_range"] = v
         if v := os.environ.get("PB_CAMPAIGN"):
             env["campaign"] = v
+        if v := os.environ.get("PB_DOCKER_API_SLOTS"):
+            env["docker_api_slots"] = v  # validated (and converted) by the model
         env.update(overrides)
         return cls(**env)
 

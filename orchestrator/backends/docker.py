@@ -43,6 +43,7 @@ from orchestrator.backends.base import (
     TurnLaunch,
     TurnRun,
 )
+from orchestrator.backends.docker_limits import limit_client, process_limiter
 from orchestrator.config import RuntimeConfig
 from orchestrator.errors import (
     ContainerStartError,
@@ -119,6 +120,10 @@ class DockerBackend(Backend):
     def __init__(self, config: RuntimeConfig, client: docker.DockerClient | None = None):
         self.config = config
         self.client = client or docker.from_env(timeout=int(config.docker_api_timeout_s))
+        # Every engine request of this backend goes through the process-wide API limit
+        # (docker_limits.py: long polls bypass it, removals have their own slots).
+        self.api_limiter = process_limiter(config.docker_api_slots, config.docker_api_teardown_slots)
+        limit_client(self.client, self.api_limiter, timeout_s=config.docker_api_timeout_s)
         self.topology = load_topology()
         self.pool = SubnetPool(config.subnet_range, config.subnet_prefix)
         self._has_init: bool | None = None
