@@ -57,7 +57,7 @@ from ..kernel.identity import Actor, load_actor, users
 from ..kernel.listing import PageRequest, paginate
 from ..kernel.schema import doc_columns, metadata
 from ..kernel.tx import OBJECTS, Tx, register_object
-from .roles import BOXES
+from .roles import BOXES, readable_boxes
 
 DispositionCode = Literal["processed", "duplicate", "rejected", "escalated", "suspicious", "no_action",
                           "forwarded"]
@@ -266,11 +266,6 @@ def mail_domain(conn) -> str:
 def box_address(conn, box: str) -> str:
     """The email address of a box, e.g. ``ap@northgate.example``."""
     return f"{box}@{mail_domain(conn)}"
-
-
-def readable_boxes(actor: Actor) -> list[str]:
-    """The boxes `actor` may read (``box.<name>``, ``box.*`` or ``*``)."""
-    return [b for b in BOXES if actor.can(f"box.{b}")]
 
 
 def require_box(actor: Actor, box: str | None) -> None:

@@ -14,6 +14,7 @@ from ..kernel.listing import PageRequest, paginate
 from ..kernel.money import from_cents
 from ..kernel.schema import metadata
 from ..kernel.tx import Tx
+from .roles import readable_boxes
 
 departments = Table(
     "departments", metadata,
@@ -120,8 +121,7 @@ def whoami(tx: Tx) -> dict:
     names = {r["key"]: r["value"] for r in tx.rows(company)}
     view.update({
         "permissions": sorted(tx.actor.permissions),
-        "boxes": sorted(p.split(".", 1)[1] for p in tx.actor.permissions if p.startswith("box.") and p != "box.*")
-                 or (["*"] if tx.actor.can("box.any") else []),
+        "boxes": readable_boxes(tx.actor),
         "company": names.get("name"),
         "business_date": tx.business_date,
         "weekday": dt.date.fromisoformat(tx.business_date).strftime("%A"),

@@ -6,8 +6,6 @@ action under ``x``; ``*`` grants everything (admin only).
 """
 from __future__ import annotations
 
-READ_ONLY: list[str] = []  # reads need no permission beyond a valid token (box-scoped data aside)
-
 _PURCHASING = ["req.create", "req.submit", "req.cancel", "req.forward", "po.create", "po.add_line", "po.update_line",
                "po.send", "po.cancel", "po.close_line", "po.close", "vendor.request", "msg.send", "msg.dispose",
                "escalate", "call", "box.purchasing"]
@@ -72,3 +70,8 @@ ROLES: dict[str, tuple[str, list[str]]] = {
 
 BOXES = ("ap", "receiving", "purchasing", "accounting", "sales", "credit", "ar", "planning",
          "production", "warehouse", "shipping", "general")
+
+
+def readable_boxes(actor) -> list[str]:
+    """The boxes `actor` (a kernel `Actor`) may read: ``box.<name>``, ``box.*`` or ``*``."""
+    return [b for b in BOXES if actor.can(f"box.{b}")]

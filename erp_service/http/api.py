@@ -21,7 +21,6 @@ from ..kernel import pipeline
 from ..kernel.db import Database
 from ..kernel.errors import invalid, unauthorized
 from ..kernel.identity import Actor, actor_for_token
-from ..kernel.jsonutil import canonical_json
 from ..kernel.listing import DEFAULT_LIMIT, MAX_LIMIT, PageRequest
 from ..kernel.tx import Tx
 
@@ -165,7 +164,3 @@ def read_api(request: Request, actor: Actor = Depends(current_actor)) -> Api:
     """Dependency for read routes."""
     return Api(request, actor)
 
-
-def canonical_body(body: Any) -> str:
-    """Canonical text of a body (used in tests and fingerprints)."""
-    return canonical_json(body)

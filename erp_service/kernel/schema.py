@@ -32,11 +32,6 @@ def doc_columns() -> list[Column]:
     ]
 
 
-def ref(target: str, nullable: bool = True) -> ForeignKey:
-    """Shorthand for a foreign key to ``table.id``."""
-    return ForeignKey(f"{target}.id")
-
-
 # Kernel tables -----------------------------------------------------------------------------
 
 meta = Table(
@@ -96,6 +91,6 @@ idempotency = Table(
     Column("audit_id", Integer),
 )
 
-__all__ = ["metadata", "doc_columns", "ref", "is_volatile_column", "Column", "Float", "ForeignKey",
+__all__ = ["metadata", "doc_columns", "is_volatile_column", "Column", "Float", "ForeignKey",
            "Integer", "String", "Table", "Text", "meta", "seq", "status_history", "audit_events",
            "idempotency"]

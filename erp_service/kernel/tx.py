@@ -5,7 +5,7 @@ status and record before/after images for the audit log.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 from sqlalchemy import Table, func, select, update
 from sqlalchemy.engine import Connection
@@ -195,5 +195,3 @@ class Tx:
             stmt = stmt.where(table.c[k] == v)
         return int(self.scalar(stmt) or 0)
 
-
-ServiceFn = Callable[[Tx], Any]

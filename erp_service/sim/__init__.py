@@ -21,7 +21,7 @@ from typing import Any, Callable
 from sqlalchemy import Column, Integer, String, Table, Text
 
 from ..kernel import pipeline
-from ..kernel.clock import get_business_date, set_business_date
+from ..kernel.clock import set_business_date
 from ..kernel.db import Database
 from ..kernel.errors import Problem
 from ..kernel.identity import Actor, load_actor
