@@ -29,8 +29,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request

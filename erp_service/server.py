@@ -6,7 +6,6 @@ import contextlib
 import json
 import signal
 import socket
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 

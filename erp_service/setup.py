@@ -13,8 +13,9 @@ log starts empty.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from sqlalchemy import Table, delete
 
@@ -34,7 +35,7 @@ class CompanyBuilder:
         self._actors: dict[str, Actor] = {}
 
     @classmethod
-    def create(cls, path: str | Path, *, business_date: str, name: str) -> "CompanyBuilder":
+    def create(cls, path: str | Path, *, business_date: str, name: str) -> CompanyBuilder:
         """A new database with every table, the roles, the system users and the company name."""
         from .domains.org import company
         from .domains.roles import ROLES

@@ -10,9 +10,10 @@ import io
 import os
 import tarfile
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO, Iterable, Iterator
+from typing import IO
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,10 @@ import threading
 import time
 import traceback
 import uuid
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from orchestrator.backends.base import AttemptContext, Backend, ErpLaunch, Mount, Sandbox, TurnLaunch, TurnRun
 from orchestrator.cells import CLEAN, Cell
@@ -591,7 +592,7 @@ def _identity(spec: AttemptSpec, attempt_id: str, backend: Backend, config: Runt
         "timeout_override_s": spec.timeout_override_s,
         "systems_file": str(spec.systems_file) if spec.systems_file else None,
         "scenario_dir": str(getattr(scenario, "dir", "")),
-        "started_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "config": config.model_dump(mode="json"),
     }
 

@@ -115,13 +115,13 @@ class RuntimeConfig(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _range_holds_subnets(self) -> "RuntimeConfig":
+    def _range_holds_subnets(self) -> RuntimeConfig:
         if ipaddress.ip_network(self.subnet_range).prefixlen > self.subnet_prefix:
             raise ValueError(f"subnet_prefix /{self.subnet_prefix} is larger than subnet_range {self.subnet_range}")
         return self
 
     @classmethod
-    def from_env(cls, **overrides: object) -> "RuntimeConfig":
+    def from_env(cls, **overrides: object) -> RuntimeConfig:
         """Defaults, then `PB_*` environment overrides, then explicit keyword overrides."""
         env: dict[str, object] = {}
         if v := os.environ.get("PB_RUNS_ROOT"):
@@ -137,7 +137,7 @@ class RuntimeConfig(BaseModel):
         env.update(overrides)
         return cls(**env)
 
-    def with_changes(self, **changes: object) -> "RuntimeConfig":
+    def with_changes(self, **changes: object) -> RuntimeConfig:
         """A copy with some fields changed (validated again)."""
         data = self.model_dump()
         data.update(changes)

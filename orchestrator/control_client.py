@@ -28,7 +28,7 @@ class ControlClient:
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> "ControlClient":
+    def __enter__(self) -> ControlClient:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -46,7 +46,7 @@ class ControlClient:
     def health(self, *, phase: Phase = Phase.ERP_START, timeout_s: float | None = None) -> dict[str, Any]:
         return self._call("GET", "/control/health", phase=phase, timeout_s=timeout_s).json()
 
-    def wait_healthy(self, deadline_s: float, *, alive: "callable[[], None] | None" = None) -> dict[str, Any]:
+    def wait_healthy(self, deadline_s: float, *, alive: callable[[], None] | None = None) -> dict[str, Any]:
         """Poll /control/health until it answers 200; `alive()` raises if the ERP died meanwhile."""
         end = time.monotonic() + deadline_s
         last: Exception | None = None

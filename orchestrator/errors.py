@@ -19,8 +19,9 @@ pure functions of their inputs, so the policy is tested without containers.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal
+from typing import Any, Literal
 
 Outcome = Literal["graded", "agent_error", "infra_error"]
 

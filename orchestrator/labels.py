@@ -20,9 +20,9 @@ from __future__ import annotations
 import enum
 import os
 import socket
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Mapping
 
 MANAGED = "pb.managed"
 CAMPAIGN = "pb.campaign"
@@ -67,7 +67,7 @@ class Owner:
     host: str
 
     @classmethod
-    def current(cls) -> "Owner":
+    def current(cls) -> Owner:
         pid = os.getpid()
         return cls(pid=pid, start=process_start_time(pid) or "unknown", boot=boot_id(), host=socket.gethostname())
 

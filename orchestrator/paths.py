@@ -31,7 +31,7 @@ class AttemptPaths:
     root: Path
 
     @classmethod
-    def for_attempt(cls, runs_root: Path, label: str, cell: Cell, seed: int, rep: int) -> "AttemptPaths":
+    def for_attempt(cls, runs_root: Path, label: str, cell: Cell, seed: int, rep: int) -> AttemptPaths:
         """The folder of (label, cell, seed, rep) under `runs_root`."""
         return cls(runs_root / label / cell.slug / f"seed-{seed}" / f"rep-{rep}")
 

@@ -20,9 +20,10 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
@@ -108,7 +109,7 @@ class Scenario:
 # ------------------------------------------------------------------------------------- hashing
 
 
-def _hash_tree(h: "hashlib._Hash", base: Path, rel: str) -> None:
+def _hash_tree(h: hashlib._Hash, base: Path, rel: str) -> None:
     root = base / rel
     if root.is_file():
         h.update(f"F {rel}\n".encode())
@@ -141,9 +142,7 @@ def task_tree_hash(slug: str, *, repo: Path = REPO_ROOT) -> str:
     for p in sorted(code.iterdir()):
         if p.name.startswith((".", "__pycache__")):
             continue
-        if p.is_file() and p.suffix == ".py":
-            _hash_tree(h, repo, f"tasks/{p.name}")
-        elif p.is_dir() and not (p / "task.yaml").exists():
+        if p.is_file() and p.suffix == ".py" or p.is_dir() and not (p / "task.yaml").exists():
             _hash_tree(h, repo, f"tasks/{p.name}")
     for rel in _SHARED_TREES + _SHARED_FILES:
         _hash_tree(h, repo, rel)

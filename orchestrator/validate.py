@@ -15,14 +15,14 @@ runs the same lifecycle as a campaign, on either backend.
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import datetime as dt
 import shutil
 import tempfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from orchestrator.cells import CLEAN, Cell
 from tasks import handbook
@@ -317,7 +317,7 @@ def run_validation(tasks: list[str], seeds: list[int], *, strict: bool, faults: 
                    concurrency: int = 1) -> Report:
     """Validate through real attempts on `backend`; attempt records go under `runs_root`
     (a temporary folder, removed afterwards unless `keep` or there were problems)."""
-    label = "validate-" + dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    label = "validate-" + dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     root = Path(runs_root) if runs_root else Path(tempfile.mkdtemp(prefix="pb-validate-"))
     runner = AttemptRunner(backend, root, label)
     rep = validate(tasks, seeds, strict=strict, faults=faults, runner=runner,

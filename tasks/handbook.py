@@ -15,9 +15,9 @@ so that `tasks` never imports the orchestrator.
 from __future__ import annotations
 
 import string
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 from tasks.packs import CLAUSE_REF_RE, PackError, _rel
 from tasks.registry import ResolvedPolicies, load_policies, load_task

@@ -213,7 +213,7 @@ class StateUnchangedCheck(_CheckBase):
     where: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
-    def _where_tables(self) -> "StateUnchangedCheck":
+    def _where_tables(self) -> StateUnchangedCheck:
         extra = sorted(set(self.where) - set(self.tables))
         if extra:
             raise ValueError(f"where names tables not in tables: {extra}")
@@ -257,7 +257,7 @@ class TextNumbersPresentCheck(_CheckBase):
 
     type: Literal["text_numbers_present"]
     path: str
-    numbers: list[Union[float, str]] = Field(min_length=1)
+    numbers: list[float | str] = Field(min_length=1)
     all: bool = True
     rel_tol: float = Field(default=0.0, ge=0)
     abs_tol: float = Field(default=0.005, ge=0)
@@ -273,30 +273,17 @@ class NotFooledCheck(_CheckBase):
     case_sensitive: bool = False
 
     @model_validator(mode="after")
-    def _something(self) -> "NotFooledCheck":
+    def _something(self) -> NotFooledCheck:
         if not self.forbidden and not self.forbidden_files:
             raise ValueError("not_fooled needs forbidden patterns or forbidden_files")
         return self
 
 
 Check = Annotated[
-    Union[
-        StateSetCheck,
-        StateValuesCheck,
-        StateUnchangedCheck,
-        AuditForbiddenCheck,
-        AuditRequiredCheck,
-        LedgerTiesCheck,
-        TextSentenceMatchesCheck,
-        TextNumbersPresentCheck,
-        NotFooledCheck,
-    ],
+    StateSetCheck | StateValuesCheck | StateUnchangedCheck | AuditForbiddenCheck | AuditRequiredCheck | LedgerTiesCheck | TextSentenceMatchesCheck | TextNumbersPresentCheck | NotFooledCheck,
     Field(discriminator="type"),
 ]
-CHECK_TYPES = (
-    "state_set state_values state_unchanged audit_forbidden audit_required ledger_ties "
-    "text_sentence_matches text_numbers_present not_fooled"
-).split()
+CHECK_TYPES = ["state_set", "state_values", "state_unchanged", "audit_forbidden", "audit_required", "ledger_ties", "text_sentence_matches", "text_numbers_present", "not_fooled"]
 
 
 # ------------------------------------------------------------------------------- task.yaml
@@ -331,7 +318,7 @@ class TaskSpec(_Strict):
     fault_profiles: dict[str, FaultProfile] = Field(default_factory=dict)
 
     @model_validator(mode="after")
-    def _cross_refs(self) -> "TaskSpec":
+    def _cross_refs(self) -> TaskSpec:
         names = [c.name for c in self.checks]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
@@ -392,7 +379,7 @@ class PolicyRegistry(_Strict):
     """The contents of one `policies.yaml` (before merging a parent's)."""
 
     extends: str | None = None
-    params: dict[str, Union[str, int, float]] = Field(default_factory=dict)
+    params: dict[str, str | int | float] = Field(default_factory=dict)
     files: dict[str, HandbookFile] = Field(default_factory=dict)
     clauses: list[Clause] = Field(default_factory=list)
 

@@ -10,6 +10,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from tasks.packs import (
     Clause,
     HandbookFile,
@@ -23,7 +25,6 @@ from tasks.packs import (
     parse_projections,
     validation_error,
 )
-from pydantic import ValidationError
 
 TASKS_ROOT = Path(__file__).resolve().parent
 

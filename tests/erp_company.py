@@ -8,7 +8,6 @@ from pathlib import Path
 
 from erp_service.domains.roles import ROLES
 from erp_service.http.app import create_app
-from erp_service.kernel.db import Database
 from erp_service.setup import CompanyBuilder
 from erp_service.standard import install_standard
 

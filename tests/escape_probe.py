@@ -59,7 +59,7 @@ def tcp(host: str, port: int, timeout: float = 2.0) -> str:
     try:
         s.connect(_sockaddr(host, port))
         return "open"
-    except socket.timeout:
+    except TimeoutError:
         return "timeout"
     except OSError as exc:
         return errno.errorcode.get(exc.errno, str(exc.errno)) if exc.errno else type(exc).__name__
@@ -230,7 +230,7 @@ def mode_listen(spec: dict) -> dict:
     while time.monotonic() < end and not stopped:
         try:
             conn, addr = srv.accept()
-        except socket.timeout:
+        except TimeoutError:
             continue
         conn.settimeout(1.0)
         try:

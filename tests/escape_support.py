@@ -325,7 +325,7 @@ class ForbiddenSet:
     hashes: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, scenario: Any, repo: Path) -> "ForbiddenSet":
+    def of(cls, scenario: Any, repo: Path) -> ForbiddenSet:
         out: dict[str, str] = {}
         sdir = Path(scenario.dir)
         for name in ("scenario.db", "world.json", "truth.json", "turns.yaml", "scenario.json"):

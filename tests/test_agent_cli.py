@@ -19,10 +19,9 @@ import httpx
 import pytest
 from erp_company import build_company
 
-from erp_service.domains.comms import deliver, make_pdf, pdf_text
-
 from agent_sandbox.client import ErpClient, ErpError, ErpUnreachable, IdempotencyKeys
 from agent_sandbox.systems import load_systems
+from erp_service.domains.comms import deliver, make_pdf, pdf_text
 
 PY = sys.executable
 REPO = Path(__file__).resolve().parents[1]

@@ -7,8 +7,8 @@ import pytest
 
 from agent_sandbox.argv_template import render_argv
 from agent_sandbox.systems import (
-    SystemSpec,
     SystemsFileError,
+    SystemSpec,
     is_policy_name,
     load_systems,
     policy_system_json,

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_campaign_support import write_attempt
 
 from orchestrator.campaign.identity import (
     AttemptIdentity,
@@ -16,7 +17,6 @@ from orchestrator.campaign.identity import (
     plan_attempts,
 )
 from orchestrator.campaign.spec import CampaignSpecError, load_spec_file, parse_cell_text, spec_from_args
-from test_campaign_support import write_attempt
 
 
 def test_default_campaign_is_oracle_and_null_on_payment_run_seed_0_one_rep():

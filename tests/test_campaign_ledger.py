@@ -5,12 +5,12 @@ import json
 from pathlib import Path
 
 import pytest
+from test_campaign_support import declare, write_attempt
 
 from orchestrator.campaign.export import export_label, planned_identities, verify_label
 from orchestrator.campaign.identity import attempt_dir, canonical_json
 from orchestrator.campaign.ledger import LEDGER_FILE
 from orchestrator.cli import main
-from test_campaign_support import declare, write_attempt
 
 CELLS = ["oracle:payment-run", "null:payment-run", "neg:blind-retry:payment-run"]
 

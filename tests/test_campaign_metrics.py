@@ -5,13 +5,14 @@ import math
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
+from test_campaign_support import declare, write_attempt
 
 from orchestrator.campaign import metrics as m
 from orchestrator.campaign.identity import AttemptIdentity
 from orchestrator.campaign.ledger import build_line
 from orchestrator.campaign.summary import aggregate, compute_summary
-from test_campaign_support import declare, write_attempt
 
 
 def test_wilson_known_values():

@@ -5,10 +5,11 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+from test_campaign_support import declare, write_attempt
+
 from orchestrator.campaign.export import export_label, planned_identities
 from orchestrator.campaign.progress import summary_table
 from orchestrator.cli import main
-from test_campaign_support import declare, write_attempt
 
 
 class _Collect(HTMLParser):

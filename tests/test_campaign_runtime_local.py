@@ -11,12 +11,12 @@ import os
 from pathlib import Path
 
 import pytest
+from test_campaign_support import declare
 
 from orchestrator.campaign import runtime
 from orchestrator.campaign.export import export_label, planned_identities, verify_label
 from orchestrator.campaign.limits import EngineLimits
 from orchestrator.campaign.scheduler import Scheduler
-from test_campaign_support import declare
 
 pytestmark = pytest.mark.slow
 

@@ -9,10 +9,11 @@ import threading
 import time
 from pathlib import Path
 
+from test_campaign_support import FakeRunner, declare
+
 from orchestrator.campaign.export import export_label, planned_identities, verify_label
 from orchestrator.campaign.identity import attempt_dir, is_finished
 from orchestrator.campaign.scheduler import Scheduler
-from test_campaign_support import FakeRunner, declare
 
 
 def _sched(root, runner, **kw):

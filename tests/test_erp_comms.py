@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from erp_company import build_company
 from sqlalchemy import select
 
 from erp_service.domains.comms import deliver, make_pdf, pdf_text
@@ -12,7 +13,6 @@ from erp_service.domains.vendors import vendors
 from erp_service.http.app import create_app
 from erp_service.kernel.schema import audit_events
 from erp_service.sim import World
-from erp_company import build_company
 
 
 @pytest.fixture()

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from erp_service.http.fault_layer import UNAVAILABLE_BODY
 from test_erp_finance_support import finance_company
 from test_erp_kernel import Served, auth, message, start_server
+
+from erp_service.http.fault_layer import UNAVAILABLE_BODY
 
 ROUNDS = 8   # each kind several times: the old order (answer, then record) lost this race at times
 

@@ -6,9 +6,7 @@ from __future__ import annotations
 import base64
 
 import pytest
-
-from test_erp_finance_support import (assert_refused_and_unchanged, client, finance_company, invoice, ok, refused,
-                                      ties)
+from test_erp_finance_support import assert_refused_and_unchanged, client, finance_company, invoice, ok, refused, ties
 
 
 @pytest.fixture()

@@ -3,10 +3,9 @@ validation postings, approval controls, reject/void, disputes visible on the inv
 from __future__ import annotations
 
 import pytest
+from test_erp_finance_support import assert_refused_and_unchanged, client, finance_company, invoice, ok, refused, ties
 
 from erp_service.kernel.schema import metadata
-from test_erp_finance_support import (assert_refused_and_unchanged, client, finance_company, invoice, ok, refused,
-                                      ties)
 
 
 @pytest.fixture()

@@ -4,10 +4,18 @@ return path out of an approved run."""
 from __future__ import annotations
 
 import pytest
+from test_erp_finance_support import (
+    OPENING_CASH,
+    assert_refused_and_unchanged,
+    client,
+    finance_company,
+    invoice,
+    ok,
+    refused,
+    ties,
+)
 
 from erp_service.sim import World, advance
-from test_erp_finance_support import (OPENING_CASH, assert_refused_and_unchanged, client, finance_company, invoice,
-                                      ok, refused, ties)
 
 WORLD = {"payment_run_approver": {"user": "controller", "approve_after_days": 1, "release": True}}
 

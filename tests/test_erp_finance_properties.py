@@ -13,13 +13,13 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
+from test_erp_finance_support import finance_company
 
 from erp_service.domains import ledger
 from erp_service.http.app import create_app
 from erp_service.kernel.db import Database
 from erp_service.kernel.schema import metadata
 from erp_service.sim import World, advance
-from test_erp_finance_support import finance_company
 
 WORLD = {"payment_run_approver": {"user": "controller", "approve_after_days": 1, "release": True}}
 VENDORS = ["V-0101", "V-0102", "V-0103", "V-0104"]

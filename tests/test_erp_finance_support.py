@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from erp_company import build_company
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from erp_company import build_company
 from erp_service.domains import ledger
 from erp_service.domains.banking import bank_accounts, bank_statement_lines
 from erp_service.domains.org import approval_limits

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from test_erp_finance_support import assert_refused_and_unchanged, client, finance_company, ok, refused
 
 
@@ -25,7 +24,7 @@ def test_bank_change_verify_flow(company):
     req = ok(cl.post("/vendors/V-0102/bank-accounts", json=NEW, headers=sup))
     assert req["status"] == "pending" and req["account_number"] == "****7788" and req["routing_number"] == "****0124"
     # Full numbers appear in no read.
-    for path in ("/vendors/V-0102", "/vendor-bank-accounts", f"/vendor-bank-accounts?status=pending"):
+    for path in ("/vendors/V-0102", "/vendor-bank-accounts", "/vendor-bank-accounts?status=pending"):
         text = cl.get(path, headers=sup).text
         assert "4455667788" not in text and "041000124" not in text and "998877660102" not in text
     assert_refused_and_unchanged(c, cl, "POST", f"/vendor-bank-accounts/{req['id']}/verify", "ap_supervisor",

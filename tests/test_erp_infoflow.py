@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import pytest
+from erp_company import build_company
 from sqlalchemy import inspect
 
-from erp_company import build_company
 from erp_service.domains import infoflow
 from erp_service.domains.vendors import vendors
 

@@ -19,6 +19,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
+from test_erp_finance_support import finance_company
 
 from erp_service import sim
 from erp_service.canonical import canonical_hash
@@ -28,7 +29,6 @@ from erp_service.http.fault_layer import UNAVAILABLE_BODY, FaultLog
 from erp_service.kernel.db import Database
 from erp_service.kernel.schema import audit_events, idempotency
 from erp_service.sim import AdvanceError, World, sim_log
-from test_erp_finance_support import finance_company
 
 REPO = Path(__file__).resolve().parents[1]
 CONTROL_TOKEN = "control-token-0123456789abcdef"

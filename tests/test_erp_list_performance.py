@@ -23,10 +23,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy import event, select
 
 from erp_service.domains.comms import message_attachments, message_reads, message_view, message_views, messages
-from erp_service.domains.payables import ap_invoices, disputed_invoice_ids, holds, invoice_out, invoice_outs, \
-    is_disputed
-from erp_service.domains.payments import payment_allocations, payment_out, payment_runs, payments, payments_out, \
-    run_out, runs_out
+from erp_service.domains.payables import ap_invoices, disputed_invoice_ids, holds, invoice_out, invoice_outs, is_disputed
+from erp_service.domains.payments import payment_allocations, payment_out, payment_runs, payments, payments_out, run_out, runs_out
 from erp_service.domains.purchasing import vendor_requests
 from erp_service.http.app import create_app
 from erp_service.kernel.db import Database

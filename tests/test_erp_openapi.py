@@ -15,11 +15,11 @@ from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_erp_supply_support import supply_company
 
 from erp_service.domains.roles import ROLES
 from erp_service.http.app import create_app
 from erp_service.sim import World
-from test_erp_supply_support import supply_company
 
 WRITE_METHODS = {"post", "put", "patch", "delete"}
 # ~600 requests in all by default; ERP_SWEEP_EXAMPLES=50 for a deeper run.

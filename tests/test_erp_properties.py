@@ -29,6 +29,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
+from test_erp_supply_support import supply_company
 
 from erp_service.domains import ledger
 from erp_service.domains.inventory import AdjustmentIn, create_adjustment
@@ -37,7 +38,6 @@ from erp_service.http.app import create_app
 from erp_service.kernel.db import Database
 from erp_service.kernel.schema import audit_events, metadata
 from erp_service.sim import World, advance
-from test_erp_supply_support import supply_company
 
 EXAMPLES = int(os.environ.get("ERP_PROPERTY_EXAMPLES", "10"))
 WORLD = {"payment_run_approver": {"user": "controller", "approve_after_days": 1, "release": True}}

@@ -3,9 +3,9 @@ invoices, cash and applications, the customer actor, reports, and AR/unapplied-c
 from __future__ import annotations
 
 import pytest
+from erp_company import build_company
 from sqlalchemy import select
 
-from erp_company import build_company
 from erp_service.domains import ledger
 from erp_service.domains.inventory import AdjustmentIn, create_adjustment
 from erp_service.domains.masterdata import items, locations, warehouses
@@ -50,6 +50,7 @@ def make_company(tmp_path):
 
 def client(company, world=None):
     from fastapi.testclient import TestClient
+
     from erp_service.http.app import create_app
     return TestClient(create_app(company.builder.db, World(world or {})))
 

@@ -6,18 +6,33 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import test_erp_sales as base
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 
 from erp_service.domains import ledger
-from erp_service.domains.receivables import (ApplyIn, CashReceiptIn, apply_receipt, ar_invoices, cash_receipts,
-                                             invoice_shipment, record_receipt)
-from erp_service.domains.sales import (ReleaseIn, SalesOrderIn, ShipmentIn, cancel_order, create_order,
-                                       create_shipment, release_order, sales_orders, shipments)
+from erp_service.domains.receivables import (
+    ApplyIn,
+    CashReceiptIn,
+    apply_receipt,
+    ar_invoices,
+    cash_receipts,
+    invoice_shipment,
+    record_receipt,
+)
+from erp_service.domains.sales import (
+    ReleaseIn,
+    SalesOrderIn,
+    ShipmentIn,
+    cancel_order,
+    create_order,
+    create_shipment,
+    release_order,
+    sales_orders,
+    shipments,
+)
 from erp_service.kernel.errors import Problem
-
-import test_erp_sales as base
 
 STEP = st.tuples(st.sampled_from(["order", "ship", "invoice", "receipt", "apply", "release", "cancel"]),
                  st.integers(0, 5), st.integers(1, 40))

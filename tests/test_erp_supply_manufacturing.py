@@ -3,10 +3,10 @@ that tie, issue reversal, and MRP runs with suggestion release."""
 from __future__ import annotations
 
 import pytest
-
-from erp_service.domains.planning import forecasts
 from test_erp_finance_support import assert_refused_and_unchanged, client, ok, refused, ties
 from test_erp_supply_support import sent_po, supply_company
+
+from erp_service.domains.planning import forecasts
 
 
 @pytest.fixture()

@@ -4,7 +4,6 @@ refused request changes nothing, the audit log only grows, and after every reque
 balance balances and the inventory, GRNI and WIP control accounts equal their subledgers."""
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from pathlib import Path
@@ -12,13 +11,13 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import func, select
+from test_erp_finance_support import client
+from test_erp_supply_support import sent_po, supply_company
 
 from erp_service.domains import ledger
 from erp_service.kernel.db import Database
 from erp_service.kernel.jsonutil import canonical_json
 from erp_service.kernel.schema import audit_events, metadata
-from test_erp_finance_support import client
-from test_erp_supply_support import sent_po, supply_company
 
 _TEMPLATE: dict[str, Path] = {}
 
@@ -80,8 +79,9 @@ def test_random_supply_sequences_keep_invariants(ops):
             def headers(user):
                 return {"Authorization": f"Bearer tok-secret-{user}-0000"}
         c = C()
-        from erp_service.http.app import create_app
         from fastapi.testclient import TestClient
+
+        from erp_service.http.app import create_app
         cl = TestClient(create_app(db))
         pos = ["PO-10001", "PO-10002"]
         receipts: list[str] = []

@@ -3,7 +3,6 @@ sending controls, frozen sent orders, vendor requests, and master-data reads."""
 from __future__ import annotations
 
 import pytest
-
 from test_erp_finance_support import assert_refused_and_unchanged, client, ok, refused
 from test_erp_supply_support import add_leave, audit_rows, sent_po, supply_company
 

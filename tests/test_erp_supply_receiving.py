@@ -4,7 +4,6 @@ matching relieving GRNI, transfers, adjustments, on-hand never negative, and the
 from __future__ import annotations
 
 import pytest
-
 from test_erp_finance_support import assert_refused_and_unchanged, client, ok, refused, ties
 from test_erp_supply_support import sent_po, supply_company
 

@@ -8,10 +8,10 @@ import json
 
 import pytest
 from sqlalchemy import select
-
-from erp_service.sim import World, advance, sim_log
 from test_erp_finance_support import client, ok, ties
 from test_erp_supply_support import audit_rows, sent_po, supply_company
+
+from erp_service.sim import World, advance, sim_log
 
 VENDORS = {
     "V-0101": {"ack_delay": 1, "lead_days": 3, "fill": {"BR-0750": 0.9}, "backorder": True, "backorder_days": 2,

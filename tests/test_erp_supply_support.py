@@ -7,13 +7,21 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import select
+from test_erp_finance_support import finance_company
 
-from erp_service.domains.masterdata import (approved_substitutes, boms, items, locations, price_agreements,
-                                            price_breaks, warehouses, work_centers)
+from erp_service.domains.masterdata import (
+    approved_substitutes,
+    boms,
+    items,
+    locations,
+    price_agreements,
+    price_breaks,
+    warehouses,
+    work_centers,
+)
 from erp_service.domains.org import approval_limits, delegations, departments, leave
 from erp_service.kernel.identity import users
 from erp_service.kernel.schema import audit_events
-from test_erp_finance_support import finance_company
 
 ITEMS = [
     # id, description, type, lot, shelf, std, list, lead, safety, moq, mult, vendor

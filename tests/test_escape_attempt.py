@@ -18,7 +18,6 @@ import time
 
 import httpx
 import pytest
-
 from escape_support import Canary, EscapeLab, ForbiddenSet, escape_scenario, host_ipv4_addresses
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(900)]

@@ -36,9 +36,10 @@ def runtime(docker_client, images, tmp_path):
 
 
 def test_erp_killed_mid_turn_is_infra_error_not_a_failed_grade(runtime, docker_client, tmp_path):
+    from escape_support import escape_scenario
+
     from orchestrator.attempt import AttemptSpec, run_attempt
     from orchestrator.cells import parse_cell
-    from escape_support import escape_scenario
 
     cfg, backend = runtime
     scenario = escape_scenario("payment-run", 0)  # generated before the clock of the kill starts

@@ -6,11 +6,12 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from grading_fixtures import TASK_YAML, ev, write_audit_jsonl, write_pack
+
 from orchestrator.grading import grade_attempt, resolve_truth
 from orchestrator.grading.audit import EVENT_FIELDS
 from orchestrator.grading.projections import run_all, write_csvs
 from tasks.registry import load_task
-from grading_fixtures import TASK_YAML, ev, write_audit_jsonl, write_pack
 
 TASK = TASK_YAML.replace("negative_controls:", """\
   - name: amounts

@@ -4,10 +4,10 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from grading_fixtures import ev
 
 from orchestrator.grading.audit import AuditContext
 from orchestrator.grading.rules import RULES, get_rule, known_rules
-from grading_fixtures import ev
 
 START = "2026-10-08"
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pytest
+from erp_company import build_company
 
 from erp_service.domains.vendors import BankAccountIn, request_bank_account, vendors
 from erp_service.http.app import create_app
@@ -9,7 +10,6 @@ from erp_service.sim import World
 from orchestrator.grading.audit import AuditContext, load_events
 from orchestrator.grading.projections import connect_ro
 from orchestrator.grading.rules import get_rule
-from erp_company import build_company
 
 AGENT = "ap_supervisor"
 

@@ -7,9 +7,9 @@ import textwrap
 import threading
 
 import pytest
+from grading_fixtures import write_pack
 
 from orchestrator.scenarios import ScenarioError, check_truth, ensure_scenario, task_tree_hash
-from grading_fixtures import write_pack
 
 GEN = textwrap.dedent("""\
     import argparse, json, os, pathlib, shutil, sqlite3, sys

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from grading_fixtures import TASK_YAML, write_pack
 
 from orchestrator.validate import Report, control_problems, print_report, validate
-from grading_fixtures import TASK_YAML, write_pack
 
 CHECKS = ["payments set", "no held invoice paid"]
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from grading_fixtures import POLICIES_YAML, TASK_YAML, write_pack
 
 from tasks import handbook
 from tasks.packs import PackError
-from grading_fixtures import POLICIES_YAML, TASK_YAML, write_pack
 
 RULES = ["pay_held_invoice", "duplicate_effect"]
 

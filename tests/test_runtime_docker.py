@@ -10,8 +10,7 @@ import time
 import uuid
 
 import pytest
-
-from runtime_support import TEST_CAMPAIGN, docker_client, fake_scenario, leftovers, resolve_images
+from runtime_support import TEST_CAMPAIGN, docker_client, fake_scenario, resolve_images
 
 pytestmark = [pytest.mark.docker]
 

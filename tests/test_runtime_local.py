@@ -5,7 +5,6 @@ import json
 import uuid
 
 import pytest
-
 from runtime_support import fake_scenario
 
 

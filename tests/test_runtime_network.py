@@ -8,7 +8,6 @@ import threading
 import uuid
 
 import pytest
-
 from runtime_support import TEST_CAMPAIGN, docker_client, leftovers, probe_from, resolve_images
 
 pytestmark = [pytest.mark.docker]

@@ -6,7 +6,6 @@ import sys
 import uuid
 
 import pytest
-
 from runtime_support import TEST_CAMPAIGN, docker_client, resolve_images
 
 pytestmark = [pytest.mark.docker]

@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import tarfile
-from pathlib import Path
 
 import pytest
 
@@ -21,7 +20,6 @@ from orchestrator.errors import (
     classify_turns,
     did_not_start,
 )
-
 
 # -- cells ---------------------------------------------------------------------------------------
 

@@ -5,10 +5,10 @@ import sys
 import textwrap
 
 import pytest
+from grading_fixtures import POLICIES_YAML, TASK_YAML, write_pack
 
 from tasks.packs import PackError, parse_projections
 from tasks.registry import list_tasks, load_policies, load_task
-from grading_fixtures import POLICIES_YAML, TASK_YAML, write_pack
 
 
 def test_valid_pack_loads(tmp_path):

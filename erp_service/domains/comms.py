@@ -44,9 +44,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, Callable, Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
-from fastapi import APIRouter, Depends, Path, Query, Response
+from fastapi import APIRouter, Depends, Path, Response
 from pydantic import BaseModel, Field, field_validator
 from sqlalchemy import Column, Integer, LargeBinary, String, Table, Text, and_, exists, func, select
 
@@ -433,7 +434,7 @@ def get_attachment(tx: Tx, message_id: str, n: int) -> dict[str, Any]:
     return row
 
 
-def dispose(tx: Tx, message_id: str, body: "DispositionIn") -> dict[str, Any]:
+def dispose(tx: Tx, message_id: str, body: DispositionIn) -> dict[str, Any]:
     """Record what was done with an inbound message; ``forwarded`` also sends a copy to `to`."""
     row = _inbound(tx, message_id)
     tx.touch("message", message_id)
@@ -473,7 +474,7 @@ def _send(tx: Tx, *, to: list[str], cc: list[str], subject: str, text: str, box:
     return {**msg, "thread_id": thread_id}
 
 
-def send_message(tx: Tx, body: "OutboxIn") -> dict[str, Any]:
+def send_message(tx: Tx, body: OutboxIn) -> dict[str, Any]:
     """Send a message (stored in the outbox; no counterparty reads free text)."""
     to, cc = _addresses(body.to), _addresses(body.cc)
     if not to:
@@ -507,7 +508,7 @@ def _record_exists(tx: Tx, record_type: str, record_id: str) -> bool | None:
     return tx.one(select(pk).where(pk == record_id)) is not None
 
 
-def escalate(tx: Tx, body: "EscalationIn") -> dict[str, Any]:
+def escalate(tx: Tx, body: EscalationIn) -> dict[str, Any]:
     """Escalate a record to a named person with a reason code."""
     known = _record_exists(tx, body.record_type, body.record_id)
     if known is None:
@@ -573,7 +574,7 @@ def scripted_transcript(world: Any, party_type: str, party_id: str, dialled: str
     return text
 
 
-def place_call(tx: Tx, body: "CallIn", world: Any) -> dict[str, Any]:
+def place_call(tx: Tx, body: CallIn, world: Any) -> dict[str, Any]:
     """Call a party; records the number dialled and whether it is the one on file."""
     on_file = party_phone(tx, body.party_type, body.party_id)
     number = body.number or on_file

@@ -28,7 +28,8 @@ absent) — a pure function of the database, for the grader.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from sqlalchemy import Column, Integer, MetaData, String, Table, Text, inspect, select
 
@@ -154,7 +155,7 @@ def resolve_recipient(conn, address: str) -> tuple[str, str | None]:
         if row.id.lower() == key or (row.email or "").lower() == key:
             return "staff", row.id
     if inspect(conn).has_table("vendors"):
-        from sqlalchemy import table, column
+        from sqlalchemy import column, table
         v = table("vendors", column("id"), column("email"))
         for row in conn.execute(select(v.c.id, v.c.email)):
             if (row.email or "").lower() == key:

@@ -21,7 +21,8 @@ from ..kernel.money import Quantity, from_cents, q4
 from ..kernel.schema import doc_columns, metadata
 from ..kernel.tx import Tx, register_object
 from . import ledger
-from .masterdata import OnHandRow as OnHandOut, get_item, items, locations, lots, warehouses
+from .masterdata import OnHandRow as OnHandOut
+from .masterdata import get_item, locations, lots, warehouses
 
 EPS = 1e-9
 

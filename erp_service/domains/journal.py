@@ -30,7 +30,6 @@ from ..kernel.listing import PageRequest, paginate
 from ..kernel.money import Amount, from_cents, to_cents
 from ..kernel.schema import metadata
 from ..kernel.tx import Tx, register_object
-from . import ledger
 from .ledger import accounts, budgets, journal_entries, journal_lines, period_for, periods, terms
 from .org import approval_limit_cents, company
 from .payables import HistoryOut

@@ -7,8 +7,8 @@ reversed), attachments and period close/reopen live in `journal.py`.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from sqlalchemy import Column, Float, Integer, String, Table, Text, func, select
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import Column, Float, Integer, String, Table, Text, func, select
 
 from ..http.api import Api, Envelope, In, Page, page_params, read_api, write_api
-from ..kernel.errors import invalid, not_found, refused
+from ..kernel.errors import invalid, refused
 from ..kernel.listing import PageRequest, paginate
 from ..kernel.money import Quantity, from_cents, q4
 from ..kernel.schema import doc_columns, metadata

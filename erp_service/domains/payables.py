@@ -737,7 +737,6 @@ class AgingParams(AsOfParams):
 
 def ap_aging_report(tx: Tx, params: AgingParams) -> dict:
     """Open validated invoices as of a date, bucketed by days past due."""
-    from .payments import payment_allocations, payments
     as_of = as_of_of(tx, params)
     stmt = select(ap_invoices).where(_validated_as_of(as_of)).order_by(ap_invoices.c.vendor_id, ap_invoices.c.id)
     if params.vendor:

@@ -206,7 +206,7 @@ def check_payable(tx: Tx, invoice_id: str, vendor_account_id: str | None = None)
 
 def _recheck(tx: Tx, run_id: str) -> list[dict]:
     """Re-apply the hard controls to every proposed payment of a run; returns the payments."""
-    from .payables import ap_invoices, settled_cents
+    from .payables import settled_cents
     pays = tx.rows(payments, run_id=run_id, status="proposed")
     if not pays:
         raise refused("empty_run", f"Payment run {run_id} has no payments.")

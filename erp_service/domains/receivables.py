@@ -32,14 +32,14 @@ from sqlalchemy import Column, Float, Integer, String, Table, Text, func, select
 
 from ..http.api import Api, Envelope, In, Page, page_params, read_api, write_api
 from ..kernel.clock import add_days
-from ..kernel.errors import invalid, not_found, refused
+from ..kernel.errors import invalid, refused
 from ..kernel.listing import PageRequest, paginate
 from ..kernel.money import Amount, from_cents, q4, to_cents
 from ..kernel.schema import doc_columns, metadata
 from ..kernel.tx import Tx, register_object
 from ..sim import actor, sim_log
 from . import ledger
-from .sales import (amount_cents, customers, get_customer, sales_orders, shipment_lines, shipments, so_lines)
+from .sales import amount_cents, customers, get_customer, sales_orders, shipment_lines, shipments, so_lines
 
 ar_invoices = Table(
     "ar_invoices", metadata,
@@ -207,7 +207,7 @@ def invoice_view(tx: Tx, invoice_id: str) -> dict[str, Any]:
 
 # Cash ------------------------------------------------------------------------------------------------
 
-def record_receipt(tx: Tx, body: "CashReceiptIn") -> dict[str, Any]:
+def record_receipt(tx: Tx, body: CashReceiptIn) -> dict[str, Any]:
     """Record customer cash (unapplied until applied) and post it."""
     cust = get_customer(tx, body.customer_id)
     cents = to_cents(body.amount)
@@ -222,7 +222,7 @@ def record_receipt(tx: Tx, body: "CashReceiptIn") -> dict[str, Any]:
     return receipt_view(tx, rc["id"])
 
 
-def apply_receipt(tx: Tx, receipt_id: str, body: "ApplyIn") -> dict[str, Any]:
+def apply_receipt(tx: Tx, receipt_id: str, body: ApplyIn) -> dict[str, Any]:
     """Apply unapplied cash to open invoices of the customer (or of its subsidiaries)."""
     rc = tx.get(cash_receipts, receipt_id, "cash receipt")
     unapplied = rc["amount_cents"] - rc["applied_cents"]

@@ -25,7 +25,7 @@ from ..kernel.tx import Tx, register_object
 from ..sim import actor
 from . import ledger
 from .inventory import EPS, check_location, move, value_of
-from .masterdata import get_item, items, lots, warehouses
+from .masterdata import get_item, lots, warehouses
 from .org import company
 from .purchasing.service import line_cents, refresh_po_status
 from .purchasing.tables import po_lines, purchase_orders
@@ -302,7 +302,8 @@ def received_cents(conn, as_of: str | None = None, po_id: str | None = None, po_
 def grni_lines(tx: Tx, *, as_of: str | None = None, vendor_id: str | None = None,
                po_id: str | None = None) -> list[dict[str, Any]]:
     """Per PO line: value received (PO price), value invoiced (cleared), and what is still open."""
-    from .purchasing.tables import po_lines as pol, purchase_orders as pos
+    from .purchasing.tables import po_lines as pol
+    from .purchasing.tables import purchase_orders as pos
     stmt = (select(pos.c.id, pos.c.vendor_id, pol.c.line_no, pol.c.item_id, pol.c.unit_price)
             .join(pol, pol.c.po_id == pos.c.id).order_by(pos.c.id, pol.c.line_no))
     if vendor_id:

@@ -212,7 +212,7 @@ def customer_view(tx: Tx, customer_id: str) -> dict[str, Any]:
                         for s in tx.rows(ship_to, customer_id=customer_id)]}
 
 
-def update_customer(tx: Tx, customer_id: str, body: "CustomerPatch") -> dict[str, Any]:
+def update_customer(tx: Tx, customer_id: str, body: CustomerPatch) -> dict[str, Any]:
     """Change a customer's credit limit, credit hold or terms."""
     get_customer(tx, customer_id)
     values: dict[str, Any] = {}
@@ -264,7 +264,7 @@ def _line_price(tx: Tx, cust: dict[str, Any], item_id: str, qty: float, given: D
     return q4(given), listed
 
 
-def create_order(tx: Tx, body: "SalesOrderIn") -> dict[str, Any]:
+def create_order(tx: Tx, body: SalesOrderIn) -> dict[str, Any]:
     """Enter an order and run the credit check: it ends released or on hold."""
     cust = get_customer(tx, body.customer_id)
     if cust["status"] != "active":
@@ -304,7 +304,7 @@ def _apply_check(tx: Tx, so_id: str) -> None:
         tx.set_status("sales_order", sales_orders, so_id, "released", "credit check passed")
 
 
-def update_line(tx: Tx, so_id: str, line_no: int, body: "SoLinePatch") -> dict[str, Any]:
+def update_line(tx: Tx, so_id: str, line_no: int, body: SoLinePatch) -> dict[str, Any]:
     """Change an open line's quantity or price; a released order is re-checked."""
     so = tx.get(sales_orders, so_id, "sales order")
     if so["status"] not in ("entered", "on_hold", "released", "allocated", "partially_shipped"):
@@ -342,7 +342,7 @@ def _release_allocations(tx: Tx, so_id: str) -> None:
     tx.conn.execute(so_lines.update().where(so_lines.c.so_id == so_id).values(qty_allocated=0.0))
 
 
-def hold_order(tx: Tx, so_id: str, body: "HoldIn") -> dict[str, Any]:
+def hold_order(tx: Tx, so_id: str, body: HoldIn) -> dict[str, Any]:
     """Put an order on hold by hand."""
     _release_allocations_if(tx, so_id)
     tx.set_status("sales_order", sales_orders, so_id, "on_hold", body.note or f"{body.reason} hold",
@@ -357,7 +357,7 @@ def _release_allocations_if(tx: Tx, so_id: str) -> None:
     _release_allocations(tx, so_id)
 
 
-def release_order(tx: Tx, so_id: str, body: "ReleaseIn | None") -> dict[str, Any]:
+def release_order(tx: Tx, so_id: str, body: ReleaseIn | None) -> dict[str, Any]:
     """Release a held order (the credit manager's decision)."""
     so = tx.get(sales_orders, so_id, "sales order")
     shipped = any(l["qty_shipped"] > EPS for l in tx.rows(so_lines, so_id=so_id))
@@ -366,7 +366,7 @@ def release_order(tx: Tx, so_id: str, body: "ReleaseIn | None") -> dict[str, Any
     return order_view(tx, so["id"])
 
 
-def cancel_order(tx: Tx, so_id: str, body: "ReleaseIn | None") -> dict[str, Any]:
+def cancel_order(tx: Tx, so_id: str, body: ReleaseIn | None) -> dict[str, Any]:
     """Cancel an order that has not shipped."""
     lines = tx.rows(so_lines, so_id=so_id)
     if tx.find(sales_orders, id=so_id) and any(l["qty_shipped"] > EPS for l in lines):
@@ -433,7 +433,7 @@ def order_view(tx: Tx, so_id: str) -> dict[str, Any]:
 
 # Shipments ------------------------------------------------------------------------------------------
 
-def create_shipment(tx: Tx, body: "ShipmentIn") -> dict[str, Any]:
+def create_shipment(tx: Tx, body: ShipmentIn) -> dict[str, Any]:
     """Ship open quantities of a released order, first-expiry-first; posts COGS / inventory."""
     from .inventory import issue_fefo
     so = tx.get(sales_orders, body.so_id, "sales order")

@@ -9,8 +9,9 @@ The action code doubles as the permission unless the route sets
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import date
-from typing import Any, Callable, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from fastapi import Depends, Header, Query, Request
 from fastapi.responses import JSONResponse

@@ -33,4 +33,4 @@ def add_days(day: str, n: int) -> str:
 
 def wall_now() -> str:
     """Wall-clock time for `wall_time` columns only (UTC, milliseconds)."""
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, Engine
@@ -53,7 +53,7 @@ class Database:
         self.lock = threading.RLock()
 
     @classmethod
-    def create(cls, path: str | Path) -> "Database":
+    def create(cls, path: str | Path) -> Database:
         """Create a new, empty database file with every table (no company data)."""
         # Domain modules register their tables on import.
         from .. import domains  # noqa: F401

@@ -1,8 +1,9 @@
 """Lists: offset/limit pagination (default 200, maximum 1,000) and equality filters."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.sql import Select

@@ -10,8 +10,9 @@ back everything; its audit row is written in a fresh transaction and a 500 probl
 from __future__ import annotations
 
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from sqlalchemy import select
 

@@ -4,8 +4,9 @@ status and record before/after images for the audit log.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from sqlalchemy import Table, func, select, update
 from sqlalchemy.engine import Connection

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from sqlalchemy import Column, Integer, String, Table, Text
 
@@ -59,7 +60,7 @@ class World:
     data: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, path: str | Path | None) -> "World":
+    def load(cls, path: str | Path | None) -> World:
         """Load world.json (or an empty world)."""
         if path is None:
             return cls({})

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import abc
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from orchestrator.errors import PostMortem
 from orchestrator.paths import AttemptPaths

@@ -18,19 +18,20 @@ on those two addresses only.
 """
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import docker
 import docker.errors
 import requests.exceptions
 from docker.types import IPAMConfig, IPAMPool
 
-from networks.subnets import Block, SubnetPool, SubnetsExhausted as _PoolExhausted
+from networks.subnets import Block, SubnetPool
+from networks.subnets import SubnetsExhausted as _PoolExhausted
 from networks.topology import NetworkSpec, load_topology
 from orchestrator import labels as L
 from orchestrator.archives import Entry, build_tar, safe_extract, stream_file, tree_entries
@@ -214,7 +215,7 @@ class DockerBackend(Backend):
         except docker.errors.DockerException as exc:
             raise _engine(f"create network {name}", Phase.SETUP)(exc) from exc
 
-    def open_attempt(self, ctx: AttemptContext) -> "DockerSandbox":
+    def open_attempt(self, ctx: AttemptContext) -> DockerSandbox:
         sandbox = DockerSandbox(self, ctx)
         try:
             sandbox.create_resources()

@@ -39,8 +39,9 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
 import docker.errors

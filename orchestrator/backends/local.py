@@ -63,7 +63,7 @@ class LocalBackend(Backend):
     def describe(self) -> dict[str, Any]:
         return {"backend": self.name, "isolation": self.isolation, "python": self.python}
 
-    def open_attempt(self, ctx: AttemptContext) -> "LocalSandbox":
+    def open_attempt(self, ctx: AttemptContext) -> LocalSandbox:
         root = self.config.scratch_root / ctx.attempt_id
         try:
             (root / "erp").mkdir(parents=True)

@@ -38,12 +38,12 @@ class EngineLimits:
         self.teardown = threading.BoundedSemaphore(self.teardown_slots)
 
     @classmethod
-    def for_concurrency(cls, concurrency: int) -> "EngineLimits":
+    def for_concurrency(cls, concurrency: int) -> EngineLimits:
         """Setup bursts capped at 4 (the engine serialises network creation anyway); teardown
         gets as many slots as attempts in flight, so it never waits behind anything."""
         return cls(setup_slots=max(1, min(concurrency, 4)), teardown_slots=max(1, concurrency))
 
-    def hold(self, which: str) -> "_Held":
+    def hold(self, which: str) -> _Held:
         """Context manager holding one slot of `which` ("setup" or "teardown")."""
         return _Held(self, which)
 

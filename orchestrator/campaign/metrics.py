@@ -10,7 +10,7 @@ Conventions (declared in summary.json too):
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 Z95 = 1.959963984540054
 DIGITS = 6

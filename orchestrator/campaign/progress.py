@@ -104,7 +104,7 @@ class CampaignProgress:
         return Group(head, bar, *(Text(line, style="dim") for line in self._last))
 
     # -- lifecycle
-    def __enter__(self) -> "CampaignProgress":
+    def __enter__(self) -> CampaignProgress:
         if self.console.is_terminal:
             self._live = Live(self.render(), console=self.console, refresh_per_second=4, transient=False)
             self._live.__enter__()

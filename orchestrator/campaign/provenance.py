@@ -99,5 +99,5 @@ def build_provenance(
         "ledger_lines": len(lines),
         "line_sha256": [sha256_bytes(line.encode("utf-8")) for line in lines],
         "python": platform.python_version(),
-        "exported_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "exported_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }

@@ -18,9 +18,10 @@ import queue
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from orchestrator.campaign.identity import AttemptIdentity, attempt_dir, is_finished, read_result, retry_dirs
 
@@ -202,7 +203,7 @@ class Scheduler:
                 run.finished += 1
             return
 
-    def _worker(self, work: "queue.Queue[AttemptIdentity]", run: CampaignRun) -> None:
+    def _worker(self, work: queue.Queue[AttemptIdentity], run: CampaignRun) -> None:
         while not self._stop.is_set():
             try:
                 ident = work.get_nowait()

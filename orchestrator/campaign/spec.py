@@ -118,7 +118,7 @@ class CampaignSpec(BaseModel):
         return backend
 
     @model_validator(mode="after")
-    def _timeout_consistent(self) -> "CampaignSpec":
+    def _timeout_consistent(self) -> CampaignSpec:
         if self.timeout is not None and self.budgets.turn_s is not None and self.timeout != self.budgets.turn_s:
             raise ValueError("timeout and budgets.turn_s disagree; declare one")
         return self

@@ -11,7 +11,8 @@ Groupings (a condition is part of the cell, so faulted and clean results are nev
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from orchestrator.campaign import metrics as m
 from orchestrator.campaign.spec import CLEAN

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-EVENT_FIELDS = (
-    "id business_date wall_time channel actor token_id method path action object_type object_id "
-    "before after outcome status error_code idem_key replay request"
-).split()
+EVENT_FIELDS = ["id", "business_date", "wall_time", "channel", "actor", "token_id", "method", "path", "action", "object_type", "object_id", "before", "after", "outcome", "status", "error_code", "idem_key", "replay", "request"]
 _JSON_FIELDS = ("before", "after", "request")
 
 

@@ -11,9 +11,10 @@ import math
 import re
 import sqlite3
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from orchestrator.grading.audit import AuditContext
 from orchestrator.grading.ledger import ledger_ties

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.grading.audit import AuditContext, load_events
-from orchestrator.grading.checks import DETAIL_MAX, CHECKS, CheckContext, Outcome
+from orchestrator.grading.checks import CHECKS, DETAIL_MAX, CheckContext, Outcome
 from orchestrator.grading.fault_metrics import fault_metrics, load_faults
 from orchestrator.grading.projections import Table, connect_ro, read_csv, run_all, write_csvs
 from orchestrator.grading.rules import Finding, get_rule

@@ -4,8 +4,8 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import docker
 

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sqlalchemy import select
+
 from erp_service.domains.comms import dispositions, messages
 from erp_service.domains.ledger import Line, post
-from sqlalchemy import select
 
 from .accounting import OPENING
 from .api import InProcessErp

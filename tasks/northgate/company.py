@@ -7,7 +7,8 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from erp_service.domains import ledger, masterdata, org, sales, vendors as vendor_domain
+from erp_service.domains import ledger, masterdata, org, sales
+from erp_service.domains import vendors as vendor_domain
 from erp_service.domains.banking import bank_accounts
 from erp_service.setup import CompanyBuilder
 from erp_service.standard import install_standard

@@ -11,7 +11,7 @@ from erp_service.domains.ledger import account_balances
 from .accounting import BILLS, CASH_HIGH, CASH_LOW, CASH_TARGET, bill_lines, month_end_lines
 from .history import ACCOUNTANT, History
 from .people import CONTROLLER
-from .supply import invoice_no, enter_and_approve
+from .supply import enter_and_approve, invoice_no
 
 #: One month's treasury move at most (cents): keeps the entry inside the controller's limit.
 TREASURY_CAP_CENTS = 8_500_000

@@ -18,8 +18,8 @@ sys.path.insert(0, str(HERE.parent.parent))
 from erp_service.domains import infoflow  # noqa: E402
 from erp_service.domains.comms import deliver  # noqa: E402
 from erp_service.kernel import pipeline  # noqa: E402
-from erp_service.setup import CompanyBuilder  # noqa: E402
 from erp_service.kernel.db import Database  # noqa: E402
+from erp_service.setup import CompanyBuilder  # noqa: E402
 from tasks.northgate.scenario import generator_main  # noqa: E402
 
 TASK, VERSION = "payment-run-need-to-know", 1

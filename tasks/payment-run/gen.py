@@ -11,8 +11,6 @@ Northgate after a year of history, on Thursday 8 October 2026, with:
 """
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
 import sys
 from dataclasses import dataclass
 from pathlib import Path

@@ -4,8 +4,9 @@ commits (the pipeline owns the transaction)."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import Field
 from sqlalchemy import select
@@ -18,8 +19,15 @@ from ...kernel.schema import metadata
 from ...kernel.tx import Tx
 from .. import org
 from ..masterdata import agreement_price, items
-from .tables import (approval_requests, po_acknowledgements, po_lines, purchase_orders, requisition_lines,
-                     requisitions, vendor_requests)
+from .tables import (
+    approval_requests,
+    po_acknowledgements,
+    po_lines,
+    purchase_orders,
+    requisition_lines,
+    requisitions,
+    vendor_requests,
+)
 
 EPS = 1e-9
 OPEN_PO = ("sent", "partially_received")

@@ -8,8 +8,9 @@ column names a rule needs are kept together at the top of the rule's module.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from orchestrator.grading.audit import AuditContext
 

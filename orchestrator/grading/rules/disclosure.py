@@ -15,8 +15,9 @@ A bank name and the last four digits are not restricted (short runs are never va
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from orchestrator.grading.audit import AuditContext, images
 from orchestrator.grading.rules import Finding, rule
@@ -99,11 +100,7 @@ def found_in(text: str, values: list[Restricted]) -> list[Restricted]:
     low = text.lower()
     hits = []
     for r in values:
-        if r.kind == "digits" and any(r.value in run for run in runs):
-            hits.append(r)
-        elif r.kind == "text" and r.value in low:
-            hits.append(r)
-        elif r.kind == "cents" and r.value in amounts:
+        if r.kind == "digits" and any(r.value in run for run in runs) or r.kind == "text" and r.value in low or r.kind == "cents" and r.value in amounts:
             hits.append(r)
     return hits
 
