@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
+
+from orchestrator.exit_codes import Failure, failure_for
 
 # Modules under orchestrator.commands, in the order `--help` lists them.
 COMMAND_MODULES = [
@@ -39,15 +43,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def command_name(args: argparse.Namespace) -> str:
+    """`attempt`, `images build`, ...: the name messages start with."""
+    parts = [args.command]
+    if getattr(args, "images_command", None):
+        parts.append(args.images_command)
+    return " ".join(parts)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `orchestrate` script; returns the process exit code."""
+    """Entry point of the `orchestrate` script; returns the process exit code.
+
+    A command returns its own code for what it found (docs/exit-codes.md); any exception that
+    escapes it is turned into its failure class, one line on stderr and that class's code, so
+    no expected failure (a dead engine, a broken pack) prints a traceback or exits 1.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except SystemExit:
+        raise
+    except BaseException as exc:  # noqa: BLE001 — the one place exceptions become exit codes
+        ending = failure_for(exc)
+        if os.environ.get("PB_TRACEBACK") and ending.failure is not Failure.INTERRUPTED:
+            traceback.print_exc()
+        print(f"orchestrate {command_name(args)}: {ending.failure.value}: {ending.message}", file=sys.stderr)
+        return ending.code
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ summary recomputed from the ledger against `summary.json`.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 from orchestrator.campaign.identity import (
     DECLARATION_FILE,
     AttemptIdentity,
+    DeclarationChanged,
     attempt_dir,
     canonical_json,
     declaration_changes,
@@ -45,6 +47,27 @@ def planned_identities(declaration: dict[str, Any]) -> list[AttemptIdentity]:
     return sorted(out, key=AttemptIdentity.sort_key)
 
 
+def json_safe(value: Any) -> Any:
+    """`value` with every non-finite float replaced by its text ("inf", "-inf", "nan").
+
+    A campaign.json written before budgets were checked may hold `Infinity` (not JSON); the
+    ledger, summary and provenance must still be written, and hash the same way every time.
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def read_declaration(root: Path) -> dict[str, Any] | None:
+    """The label's campaign.json, JSON-safe (see `json_safe`), or None when there is none."""
+    declaration = load_declaration(root)
+    return None if declaration is None else json_safe(declaration)
+
+
 def _write_json(path: Path, data: Any) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
@@ -54,7 +77,10 @@ def _write_json(path: Path, data: Any) -> None:
 def export_label(runs_root: Path, label: str) -> dict[str, Any]:
     """Rebuild the ledger, summary and provenance of a label; return the summary."""
     root = runs_root / label
-    declaration = load_declaration(root)
+    try:
+        declaration = read_declaration(root)
+    except DeclarationChanged as exc:  # campaign.json unreadable
+        raise ExportError(str(exc)) from None
     if declaration is None:
         raise ExportError(f"{root / DECLARATION_FILE} not found: {label!r} is not a campaign label under {runs_root}")
     lines = build_ledger(runs_root, label, planned_identities(declaration))
@@ -92,7 +118,11 @@ def verify_label(runs_root: Path, label: str, *, check_folders: bool = True) -> 
     """Check a label's published files against each other and against the attempt folders."""
     root = runs_root / label
     report = VerifyReport(label)
-    declaration = load_declaration(root) if (root / DECLARATION_FILE).exists() else None
+    try:
+        declaration = read_declaration(root) if (root / DECLARATION_FILE).exists() else None
+    except DeclarationChanged as exc:
+        report.problems.append(f"{DECLARATION_FILE}: {exc}")
+        return report
     if declaration is None:
         report.problems.append(f"{DECLARATION_FILE}: missing")
         return report
@@ -151,7 +181,7 @@ def verify_label(runs_root: Path, label: str, *, check_folders: bool = True) -> 
     # 3. order, duplicates and the matrix
     planned = {ident.attempt_id: ident for ident in planned_identities(declaration)}
     seen: dict[str, int] = {}
-    for prev, cur in zip(lines, lines[1:]):
+    for prev, cur in zip(lines, lines[1:], strict=False):
         if line_sort_key(prev) >= line_sort_key(cur):
             report.problems.append(f"line {cur['_line']}: out of ledger order (or a duplicate identity)")
     for ln in lines:

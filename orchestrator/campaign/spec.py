@@ -6,6 +6,7 @@ of any error. Seeds and repetitions are always explicit in the result, even when
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,10 @@ DEFAULT_CELLS = ("oracle:payment-run", "null:payment-run")
 DEFAULT_SEEDS = (0,)
 DEFAULT_REPS = 1
 DEFAULT_INFRA_RETRIES = 2
+MAX_INFRA_RETRIES = 10
+# A turn budget above a day is a typo (or `inf`); timers and deadlines overflow long before.
+MAX_TURN_BUDGET_S = 86_400.0
+LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 CLEAN = "clean"
 
@@ -56,13 +61,34 @@ def parse_cell_text(text: str) -> CellRef:
     return CellRef(cell.system, cell.task, cell.condition)
 
 
+def check_label(label: str, flag: str = "--label") -> str:
+    """A label is one folder name under the runs root: never a path, never hidden."""
+    if not LABEL_RE.match(label or ""):
+        raise CampaignSpecError(
+            f"{flag}: {label!r}: use letters, digits, '.', '_' and '-' only, starting with a letter or digit"
+        )
+    return label
+
+
+def check_turn_budget(value: float | None, flag: str = "--timeout") -> float | None:
+    """A per-turn budget: a finite number of seconds in (0, MAX_TURN_BUDGET_S]."""
+    if value is None:
+        return None
+    if not math.isfinite(value) or not 0 < value <= MAX_TURN_BUDGET_S:
+        raise CampaignSpecError(
+            f"{flag}: {value!r} seconds: must be a finite number above 0 and at most {MAX_TURN_BUDGET_S:g}"
+        )
+    return float(value)
+
+
 class Budgets(BaseModel):
     """Limits declared for the whole campaign (all optional; `None` keeps the task's own)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    turn_s: float | None = Field(default=None, gt=0, description="override of every turn budget")
-    infra_retries: int = Field(default=DEFAULT_INFRA_RETRIES, ge=0, le=10)
+    turn_s: float | None = Field(default=None, gt=0, le=MAX_TURN_BUDGET_S, allow_inf_nan=False,
+                                 description="override of every turn budget")
+    infra_retries: int = Field(default=DEFAULT_INFRA_RETRIES, ge=0, le=MAX_INFRA_RETRIES)
 
 
 class CampaignSpec(BaseModel):
@@ -73,7 +99,8 @@ class CampaignSpec(BaseModel):
     cells: list[str] = Field(min_length=1)
     seeds: list[int] = Field(default_factory=lambda: list(DEFAULT_SEEDS), min_length=1)
     reps: int = Field(default=DEFAULT_REPS, ge=1, le=1000)
-    timeout: float | None = Field(default=None, gt=0, description="per-turn budget override, seconds")
+    timeout: float | None = Field(default=None, gt=0, le=MAX_TURN_BUDGET_S, allow_inf_nan=False,
+                                  description="per-turn budget override, seconds")
     budgets: Budgets = Field(default_factory=Budgets)
     systems: str | None = Field(default=None, description="systems file for command systems")
     label: str | None = None
@@ -106,8 +133,11 @@ class CampaignSpec(BaseModel):
     @field_validator("label")
     @classmethod
     def _label_ok(cls, label: str | None) -> str | None:
-        if label is not None and not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", label):
-            raise ValueError(f"{label!r}: use letters, digits, '.', '_' and '-' only")
+        if label is not None:
+            try:
+                check_label(label)
+            except CampaignSpecError as exc:
+                raise ValueError(str(exc).removeprefix("--label: ")) from None
         return label
 
     @field_validator("backend")
@@ -190,6 +220,24 @@ def parse_int_list(text: str, what: str) -> list[int]:
     return out
 
 
+def split_cells(text: str) -> list[str]:
+    """Split a comma list of cells, keeping commas inside a condition.
+
+    A fault spec combines items with commas (`+lost-writes,slow-reads`, `+flaky-writes,seed=3`),
+    and a condition never holds a ':' (cells.py), so a piece without ':' continues the condition
+    of the cell before it; a piece with ':' starts the next cell.
+    """
+    out: list[str] = []
+    for piece in (p.strip() for p in text.split(",")):
+        if not piece:
+            continue
+        if ":" not in piece and out and "+" in out[-1]:
+            out[-1] += "," + piece
+        else:
+            out.append(piece)
+    return out
+
+
 def spec_from_args(
     cells: str | None,
     *,
@@ -200,11 +248,13 @@ def spec_from_args(
     label: str | None = None,
     concurrency: int | None = None,
     backend: str | None = None,
+    retries: int | None = None,
 ) -> CampaignSpec:
     """Assemble the campaign from command-line flags.
 
     `cells` is a comma list of cells, a path to a YAML file, or None for the built-in default.
-    Flags given beside a file override the file's values (the file stays the base).
+    Flags given beside a file override the file's values (the file stays the base). Every
+    value, flags included, goes through the model's validation (`--retries` too).
     """
     overrides: dict[str, Any] = {}
     if seeds is not None:
@@ -212,7 +262,7 @@ def spec_from_args(
     if reps is not None:
         overrides["reps"] = reps
     if timeout is not None:
-        overrides["timeout"] = timeout
+        overrides["timeout"] = check_turn_budget(timeout)
     if systems is not None:
         overrides["systems"] = str(Path(systems).resolve())
     if label is not None:
@@ -225,8 +275,14 @@ def spec_from_args(
         base = load_spec_file(Path(cells)).model_dump(exclude_none=True)
         source = cells
     else:
-        cell_list = list(DEFAULT_CELLS) if cells is None else [c for c in cells.split(",") if c.strip()]
+        cell_list = list(DEFAULT_CELLS) if cells is None else split_cells(cells)
         base = {"cells": cell_list}
         source = "--cells" if cells is not None else "built-in default campaign"
     base.update(overrides)
-    return build_spec(base, source)
+    if retries is not None:
+        if not 0 <= retries <= MAX_INFRA_RETRIES:
+            raise CampaignSpecError(f"--retries: {retries}: must be between 0 and {MAX_INFRA_RETRIES}")
+        base["budgets"] = {**(base.get("budgets") or {}), "infra_retries": retries}
+    spec = build_spec(base, source)
+    check_turn_budget(spec.turn_timeout_s)
+    return spec

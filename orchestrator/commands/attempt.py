@@ -4,8 +4,9 @@
     orchestrate attempt oracle:payment-run+lost-writes --seed 1 --rep 2 --label dev
     orchestrate attempt my-agent:payment-run --seed 0 --systems systems.yaml --backend local
 
-Exit status: 0 graded (pass or fail: see the verdict), 1 agent_error, 3 infra_error,
-2 bad input, 130 interrupted.
+Exit status (docs/exit-codes.md): 0 graded (pass or fail: see the verdict), 1 agent_error,
+2 bad input (refused before anything was prepared), 3 infra_error or engine unavailable,
+4 task_error, 130 interrupted.
 """
 from __future__ import annotations
 
@@ -14,7 +15,15 @@ import logging
 import sys
 from pathlib import Path
 
-EXIT = {"graded": 0, "agent_error": 1, "infra_error": 3}
+from orchestrator.exit_codes import ExitCode, Failure
+
+# The attempt's outcome (result.json) to the command's exit code.
+EXIT = {
+    "graded": ExitCode.OK,
+    "agent_error": Failure.AGENT_ERROR.code,
+    "infra_error": Failure.INFRA_ERROR.code,
+    "task_error": Failure.TASK_ERROR.code,
+}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,12 +45,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the attempt; print outcome, verdict and folder."""
+    """Check every input, then run the attempt; print outcome, verdict and folder."""
     from orchestrator.attempt import AttemptSpec, run_attempt, sigterm_as_interrupt
     from orchestrator.backends import make_backend
+    from orchestrator.campaign.spec import CampaignSpecError, CellRef
     from orchestrator.cells import CellError, parse_cell
+    from orchestrator.commands.preflight import check_inputs
     from orchestrator.config import RuntimeConfig
     from orchestrator.errors import ConfigError
+    from orchestrator.exit_codes import check_engine
 
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(name)s: %(message)s")
@@ -50,24 +62,32 @@ def run(args: argparse.Namespace) -> int:
         cell = parse_cell(args.cell)
         if args.seed < 0 or args.rep < 1:
             raise ConfigError("--seed must be >= 0 and --rep >= 1")
-        if args.timeout is not None and args.timeout <= 0:
-            raise ConfigError("--timeout must be > 0")
-        overrides = {"campaign": args.label}
-        if args.runs_root:
-            overrides["runs_root"] = args.runs_root.resolve()
-        config = RuntimeConfig.from_env(**overrides)
-        backend = make_backend(args.backend, config)
-        spec = AttemptSpec(cell=cell, seed=args.seed, rep=args.rep, label=args.label,
-                           timeout_override_s=args.timeout,
-                           systems_file=args.systems.resolve() if args.systems else None)
+        systems_file = args.systems.resolve() if args.systems else None
+        # The same checks as `campaign` (label, budget, pack + lint, condition, systems).
+        check_inputs([CellRef(cell.system, cell.task, cell.condition)],
+                     systems_file=str(systems_file) if systems_file else None,
+                     label=args.label, turn_timeout_s=args.timeout)
+    except (CellError, ConfigError, CampaignSpecError) as exc:
+        print(f"orchestrate attempt: bad_input: {exc}", file=sys.stderr)
+        return ExitCode.BAD_INPUT
+    if args.backend == "docker":
+        check_engine()  # EngineUnavailable: one line and exit 3 (orchestrator.cli)
+    overrides: dict[str, object] = {"campaign": args.label}
+    if args.runs_root:
+        overrides["runs_root"] = args.runs_root.resolve()
+    config = RuntimeConfig.from_env(**overrides)
+    backend = make_backend(args.backend, config)
+    spec = AttemptSpec(cell=cell, seed=args.seed, rep=args.rep, label=args.label,
+                       timeout_override_s=args.timeout, systems_file=systems_file)
+    try:
         with sigterm_as_interrupt():
             result = run_attempt(spec, backend=backend, config=config)
-    except (CellError, ConfigError, ValueError) as exc:
-        print(f"orchestrate attempt: {exc}", file=sys.stderr)
-        return 2
+    except ConfigError as exc:
+        print(f"orchestrate attempt: bad_input: {exc}", file=sys.stderr)
+        return ExitCode.BAD_INPUT
     except KeyboardInterrupt:
-        print("interrupted: everything of the attempt was removed", file=sys.stderr)
-        return 130
+        print("orchestrate attempt: interrupted: everything of the attempt was removed", file=sys.stderr)
+        return ExitCode.INTERRUPTED
     rec = result.record
     if rec["outcome"] == "graded":
         verdict = ("PASS" if rec["passed"] else "FAIL") if rec.get("graded") else "UNGRADED (no grader)"
@@ -79,12 +99,14 @@ def run(args: argparse.Namespace) -> int:
     print(f"verdict:  {verdict}")
     if rec.get("checks"):
         failed = [c.get("name") for c in rec["checks"] if not c.get("passed")]
-        print(f"checks:   {len(rec['checks']) - len(failed)}/{len(rec['checks'])} passed" + (f"; failed: {', '.join(map(str, failed))}" if failed else ""))
+        shown = f"; failed: {', '.join(map(str, failed))}" if failed else ""
+        print(f"checks:   {len(rec['checks']) - len(failed)}/{len(rec['checks'])} passed{shown}")
     for t in rec.get("turns", []):
-        print(f"turn {t['n']}:   {t['date']} exit {t['exit_code']}{' TIMED OUT' if t['timed_out'] else ''} in {t['duration_s']:.1f}s")
+        late = " TIMED OUT" if t["timed_out"] else ""
+        print(f"turn {t['n']}:   {t['date']} exit {t['exit_code']}{late} in {t['duration_s']:.1f}s")
     if rec.get("error"):
         err = rec["error"]
         print(f"error:    [{err.get('phase')}] {err.get('exception', err.get('kind'))}: {err.get('message')}")
     print(f"isolation: {rec['isolation']}   total {rec['timings'].get('total_s', 0):.1f}s")
     print(f"folder:   {result.paths.root}")
-    return EXIT.get(rec["outcome"], 3)
+    return EXIT.get(rec["outcome"], ExitCode.INFRA)

@@ -17,22 +17,29 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.text import Text
 
 from orchestrator.campaign.identity import (
     DeclarationChanged,
     build_declaration,
     canonical_json,
     check_or_write_declaration,
+    declaration_changes,
     label_root,
+    load_declaration,
     plan_attempts,
     sha256_bytes,
 )
 from orchestrator.campaign.limits import EngineLimits
-from orchestrator.campaign.spec import DEFAULT_CELLS, CampaignSpec, CampaignSpecError, spec_from_args
-
-EXIT_BAD_INPUT = 2
-EXIT_INFRA = 3
-EXIT_INTERRUPTED = 130
+from orchestrator.campaign.spec import (
+    DEFAULT_CELLS,
+    MAX_INFRA_RETRIES,
+    CampaignSpec,
+    CampaignSpecError,
+    spec_from_args,
+)
+from orchestrator.commands.preflight import check_inputs
+from orchestrator.exit_codes import ExitCode, Failure, failure_for
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -56,7 +63,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--systems", help="systems file defining command systems")
     p.add_argument("--backend", choices=["docker", "local"], help="where attempts run (default docker)")
     p.add_argument("--runs-root", type=Path, help="folder holding campaign labels (default: the runtime's runs/)")
-    p.add_argument("--retries", type=int, help="retries of an attempt that ends infra_error (default 2)")
+    p.add_argument("--retries", type=int,
+                   help=f"retries of an attempt that ends infra_error (default 2, at most {MAX_INFRA_RETRIES})")
     p.set_defaults(func=run)
 
 
@@ -87,10 +95,9 @@ def _install_signals(stop: Callable[[], None], console: Console) -> Callable[[],
     def handler(signum: int, frame: Any) -> None:
         hits["n"] += 1
         if hits["n"] == 1:
-            console.print(
-                f"[yellow]{signal.Signals(signum).name}: no new attempts; waiting for attempts in flight "
-                "to tear down (signal again to exit at once; `orchestrate reap` cleans up)[/yellow]"
-            )
+            console.print(Text(
+                f"{signal.Signals(signum).name}: no new attempts; attempts in flight are cancelled and torn "
+                "down (signal again to exit at once; `orchestrate reap` cleans up)", style="yellow"))
             stop()
         else:
             raise KeyboardInterrupt
@@ -104,8 +111,24 @@ def _install_signals(stop: Callable[[], None], console: Console) -> Callable[[],
     return restore
 
 
+def say(console: Console, text: str, style: str = "", *, prefix: str = "") -> None:
+    """Print one message as plain text: rich markup in it (`[@n]`, `[x]`) is never interpreted."""
+    line = Text(prefix, style="red") + Text(text, style=style) if prefix else Text(text, style=style)
+    console.print(line, highlight=False)
+
+
+def error(console: Console, text: str) -> None:
+    """`error: <text>` on stderr, text shown verbatim."""
+    say(console, text, prefix="error: ")
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run (or resume) a campaign; exit 0 when every attempt has a final result."""
+    """Run (or resume) a campaign; exit 0 when every attempt has a final result.
+
+    Order: every input is checked (preflight) → the label's stored declaration is compared →
+    the engine is prepared and every scenario (with the oracle's reference projections) is built
+    → only then is campaign.json written and the first attempt started.
+    """
     from orchestrator.campaign import runtime
     from orchestrator.campaign.export import export_label
     from orchestrator.campaign.progress import CampaignProgress, summary_table
@@ -125,20 +148,16 @@ def run(args: argparse.Namespace) -> int:
             label=args.label,
             concurrency=args.concurrency,
             backend=args.backend,
+            retries=args.retries,
         )
-        if args.retries is not None:
-            if args.retries < 0:
-                raise CampaignSpecError("--retries: must be >= 0")
-            spec = spec.model_copy(update={"budgets": spec.budgets.model_copy(update={"infra_retries": args.retries})})
         label = spec.label or default_label(spec)
         backend = spec.backend or "docker"
         cells = spec.cell_refs
-        tasks = runtime.task_info([c.task for c in cells])
-        runtime.check_policies(cells)
-        systems = runtime.systems_identity(cells, spec.systems)
+        checked = check_inputs(cells, systems_file=spec.systems, label=label, turn_timeout_s=spec.turn_timeout_s)
     except CampaignSpecError as exc:
-        console.print(f"[red]error:[/red] {exc}", highlight=False)
-        return EXIT_BAD_INPUT
+        error(console, str(exc))
+        return ExitCode.BAD_INPUT
+    tasks, systems = checked.tasks, checked.systems
 
     config = _runtime_config(label, args.runs_root)
     runs_root = Path(args.runs_root or (config.runs_root if config is not None else "runs")).resolve()
@@ -161,30 +180,40 @@ def run(args: argparse.Namespace) -> int:
         },
     )
     root = label_root(runs_root, label)
-    try:
-        resuming = check_or_write_declaration(root, declaration)
+    try:  # a label holding another campaign is refused before anything is prepared
+        old = load_declaration(root)
+        changes = declaration_changes(old, declaration) if old is not None else []
+        if changes:
+            check_or_write_declaration(root, declaration)  # raises, naming every change
     except DeclarationChanged as exc:
-        console.print(f"[red]error:[/red] {exc}", highlight=False)
-        return EXIT_BAD_INPUT
-    console.print(
+        error(console, str(exc))
+        return ExitCode.BAD_INPUT
+    say(
+        console,
         f"campaign {label}: {len(cells)} cell(s) x seeds {spec.seeds} x {spec.reps} rep(s) = {len(plan)} attempts, "
-        f"backend {backend}, concurrency {concurrency}" + (" (resuming)" if resuming else ""),
-        highlight=False,
+        f"backend {backend}, concurrency {concurrency}" + (" (resuming)" if old is not None else ""),
     )
 
     limits = EngineLimits.for_concurrency(concurrency)
     try:
         engine = runtime.make_backend(backend, config, limits)
-        console.print(f"backend {backend}: preparing (reap what dead runs left; build missing images)")
+        say(console, f"backend {backend}: preparing (reap what dead runs left; build missing images)")
         runtime.prepare_backend(engine)
         scenarios = runtime.ScenarioCache()
         for task, seed in sorted({(c.task, s) for c in cells for s in spec.seeds}):
-            console.print(f"scenario {task} seed {seed}: ", end="", highlight=False)
+            say(console, f"scenario {task} seed {seed}: building (with the oracle's reference projections)")
             scenarios.get(task, seed)
-            console.print("ready", highlight=False)
-    except Exception as exc:  # nothing has run yet: say what is wrong and stop
-        console.print(f"[red]error:[/red] cannot start the campaign: {type(exc).__name__}: {exc}", highlight=False)
-        return EXIT_INFRA
+    except Exception as exc:  # noqa: BLE001 — nothing has run yet: say what is wrong and stop
+        ending = failure_for(exc)
+        if ending.failure is Failure.INFRA_ERROR and _is_scenario_error(exc):
+            ending = failure_for(_as_task_error(exc))
+        error(console, f"cannot start the campaign: {ending.failure.value}: {ending.message}")
+        return ending.code
+    try:
+        check_or_write_declaration(root, declaration)  # now, and only now, the label is declared
+    except DeclarationChanged as exc:  # another orchestrator declared it meanwhile
+        error(console, str(exc))
+        return ExitCode.BAD_INPUT
     runner = runtime.make_runner(
         backend=engine,
         runs_root=runs_root,
@@ -209,23 +238,56 @@ def run(args: argparse.Namespace) -> int:
         with progress:
             result = scheduler.run(plan, poll=progress.refresh)
     except runtime.FatalCampaignError as exc:
-        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        error(console, str(exc))
         export_label(runs_root, label)
-        return EXIT_BAD_INPUT
+        return ExitCode.BAD_INPUT
     finally:
         restore()
 
     summary = export_label(runs_root, label)
     out.print(summary_table(summary))
-    out.print(f"ledger: {root / 'attempts.jsonl'}\nsummary: {root / 'summary.json'}", highlight=False)
-    if result.interrupted:
-        console.print(f"[yellow]stopped: {result.not_started} attempt(s) not started; run the same command to finish[/yellow]")
-        return EXIT_INTERRUPTED
-    infra = sum(c["infra_errors"] for c in summary["cells"].values())
+    say(out, f"ledger: {root / 'attempts.jsonl'}\nsummary: {root / 'summary.json'}")
+    return _final_code(console, summary, result, spec.budgets.infra_retries, stopped=scheduler.stopping)
+
+
+def _is_scenario_error(exc: BaseException) -> bool:
+    """A scenario build that failed in the task pack's code (generator, reference, truth)."""
+    cur: BaseException | None = exc
+    while cur is not None:
+        if type(cur).__name__ == "ScenarioError":
+            return True
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
+def _as_task_error(exc: BaseException) -> BaseException:
+    from orchestrator.exit_codes import TaskError
+
+    err = TaskError(str(exc))
+    err.__cause__ = exc
+    return err
+
+
+def _final_code(console: Console, summary: dict[str, Any], result: Any, retries: int, *, stopped: bool) -> int:
+    """The campaign's exit code from what its attempts ended as (docs/exit-codes.md).
+
+    After a stop (SIGINT/SIGTERM), attempts that were in flight end infra_error ("cancelled")
+    and are not retried: they are reported as interrupted, and the same command runs them again.
+    """
+    cells = summary["cells"].values()
+    if stopped:
+        cut = sum(1 for e in result.events if e.kind == "finished" and e.outcome == "infra_error")
+        say(console, f"interrupted: {cut} attempt(s) in flight were cancelled and torn down, "
+            f"{result.not_started} not started; run the same command to finish", "yellow")
+        return ExitCode.INTERRUPTED
+    task_errors = sum(int(c.get("task_errors", 0) or 0) for c in cells)
+    if task_errors:
+        say(console, f"{task_errors} attempt(s) ended task_error: the task pack failed (see their result.json); "
+            "fix the pack, then run again", "yellow")
+        return Failure.TASK_ERROR.code
+    infra = sum(c["infra_errors"] for c in cells)
     if infra:
-        console.print(
-            f"[yellow]{infra} attempt(s) ended infra_error after {spec.budgets.infra_retries} retries "
-            "(excluded from rates); run the same command to try them again[/yellow]"
-        )
-        return EXIT_INFRA
-    return 0
+        say(console, f"{infra} attempt(s) ended infra_error after {retries} retries "
+            "(excluded from rates); run the same command to try them again", "yellow")
+        return ExitCode.INFRA
+    return ExitCode.OK

@@ -9,6 +9,9 @@ database and world go into runs/debug/<task>-seed-<n>/erp/ (mounted only into th
 handbook into .../workspace/ (the agent's /workspace). The control API is published on
 127.0.0.1:<port> only; the control token is in .../erp/control.token. TASK may also be given
 as a cell (`null:payment-run`): only the task part is used. Not for scored runs.
+
+Exit status (docs/exit-codes.md): 0 done, 2 unknown task, 3 engine unavailable, docker-compose
+missing or failing, or the ERP not healthy.
 """
 from __future__ import annotations
 
@@ -24,6 +27,10 @@ from pathlib import Path
 from orchestrator.config import REPO_ROOT
 
 COMPOSE_FILE = REPO_ROOT / "compose" / "docker-compose.yml"
+
+
+class ComposeError(RuntimeError):
+    """docker-compose is missing or one of its commands failed (an infra_error)."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,7 +53,7 @@ def _compose(project: str, env_file: Path, *args: str, check: bool = True, inter
         return subprocess.call(argv)
     proc = subprocess.run(argv, capture_output=True, text=True)
     if check and proc.returncode != 0:
-        raise SystemExit(f"docker-compose {' '.join(args)} failed:\n{proc.stderr.strip()}")
+        raise ComposeError(f"docker-compose {' '.join(args)} failed: {proc.stderr.strip()}")
     return proc.returncode
 
 
@@ -67,16 +74,19 @@ def run(args: argparse.Namespace) -> int:
         shutil.rmtree(folder, ignore_errors=True)
         print(f"removed debug stack {project} and {folder}")
         return 0
-    if shutil.which("docker-compose") is None:
-        print("docker-compose (v1) is not installed", file=sys.stderr)
-        return 2
-
+    from orchestrator.exit_codes import ExitCode, check_engine
     from orchestrator.images import ensure_images
     from orchestrator.scenarios import ensure_scenario
+    from tasks.registry import load_task
 
+    load_task(task)  # an unknown task: PackError, bad_input (orchestrator.cli)
+    if shutil.which("docker-compose") is None:
+        print("orchestrate debug: infra_error: docker-compose (v1) is not installed", file=sys.stderr)
+        return ExitCode.INFRA
+    check_engine()  # before the scenario is built: a dead engine fails in a second, not a minute
     scenario = ensure_scenario(task, args.seed)
     images = ensure_images(report=lambda msg: print(msg, file=sys.stderr))
-    attempt_net, control_net = list(ipaddress.ip_network(args.subnet).subnets(new_prefix=28))[:2]
+    attempt_net, control_net = list(ipaddress.IPv4Network(args.subnet).subnets(new_prefix=28))[:2]
     erp_ip, control_ip = str(attempt_net.network_address + 2), str(control_net.network_address + 2)
 
     if folder.exists():
@@ -121,8 +131,8 @@ def run(args: argparse.Namespace) -> int:
             pass
         if time.monotonic() > deadline:
             _compose(project, env_file, "logs", "erp", check=False, interactive=True)
-            print("the ERP did not become healthy", file=sys.stderr)
-            return 3
+            print("orchestrate debug: infra_error: the ERP did not become healthy", file=sys.stderr)
+            return ExitCode.INFRA
         time.sleep(0.3)
     shell = f"docker-compose -f {COMPOSE_FILE} -p {project} --env-file {env_file} --profile debug run --rm agent"
     print(f"ERP up: business date {r.json().get('business_date')}")

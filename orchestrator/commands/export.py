@@ -1,5 +1,8 @@
 """`orchestrate export LABEL`: rebuild a campaign's ledger, summary and provenance;
 `orchestrate export --verify LABEL`: check them (non-zero exit and the failing line on any mismatch).
+
+Exit status (docs/exit-codes.md): 0 done / verified, 1 verification found problems, 2 no such
+label or a campaign.json that cannot be read. Never needs the container engine.
 """
 from __future__ import annotations
 
@@ -31,25 +34,26 @@ def default_runs_root() -> Path:
 def run(args: argparse.Namespace) -> int:
     """Export or verify one label."""
     from orchestrator.campaign.export import ExportError, export_label, verify_label
+    from orchestrator.exit_codes import ExitCode
 
     runs_root = (args.runs_root or default_runs_root()).resolve()
     if not (runs_root / args.label).is_dir():
-        print(f"error: no campaign {args.label!r} under {runs_root}", file=sys.stderr)
-        return 2
+        print(f"orchestrate export: bad_input: no campaign {args.label!r} under {runs_root}", file=sys.stderr)
+        return ExitCode.BAD_INPUT
     if args.verify:
         report = verify_label(runs_root, args.label, check_folders=not args.no_folders)
         if report.ok:
             print(f"verified {args.label}: {report.lines} ledger lines, hashes, matrix, canonical form and summary agree")
-            return 0
+            return ExitCode.OK
         print(f"verification FAILED for {args.label}:", file=sys.stderr)
         for problem in report.problems:
             print(f"  {problem}", file=sys.stderr)
-        return 1
+        return ExitCode.NEGATIVE
     try:
         summary = export_label(runs_root, args.label)
     except ExportError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        print(f"orchestrate export: bad_input: {exc}", file=sys.stderr)
+        return ExitCode.BAD_INPUT
     m = summary["matrix"]
     print(f"exported {args.label}: {m['present']}/{m['planned']} attempts -> {runs_root / args.label}")
-    return 0
+    return ExitCode.OK

@@ -5,7 +5,8 @@
     lint     cited clauses exist, audit checks run rules their cited clauses bind, parameters,
              placement; lists the clauses no check enforces (report-only)
 
-No TASK means every task with a policies.yaml. Exit 1 if check or lint finds a problem.
+No TASK means every task with a policies.yaml. Exit status (docs/exit-codes.md): 1 if check or
+lint finds a problem, 2 for an unknown task.
 """
 from __future__ import annotations
 
@@ -23,12 +24,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from orchestrator.exit_codes import ExitCode
     from orchestrator.grading.rules import known_rules
     from tasks import handbook
     from tasks.packs import PackError
     from tasks.registry import list_tasks, tasks_root
 
     slugs = args.tasks or [s for s in list_tasks() if (tasks_root() / s / "policies.yaml").exists()]
+    unknown = [s for s in slugs if s not in list_tasks()]
+    if unknown:
+        print(f"orchestrate handbook: bad_input: no such task(s) {', '.join(unknown)} "
+              f"(known: {', '.join(list_tasks()) or 'none'})", file=sys.stderr)
+        return ExitCode.BAD_INPUT
     bad = 0
     for slug in slugs:
         try:
@@ -54,4 +61,4 @@ def run(args: argparse.Namespace) -> int:
         except PackError as exc:
             print(f"✗ {exc}", file=sys.stderr)
             bad += 1
-    return 1 if bad else 0
+    return ExitCode.NEGATIVE if bad else ExitCode.OK

@@ -1,10 +1,14 @@
-"""`orchestrate images build|release`: the project's images, built offline, cached by hash."""
+"""`orchestrate images build|release|prune`: the project's images, built offline, cached by hash.
+
+Exit status (docs/exit-codes.md): 0 done, 2 bad input, 3 engine unavailable or the build failed.
+"""
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
 
+from orchestrator.exit_codes import ExitCode, check_engine
 from orchestrator.images import ImageBuildError, ensure_images
 from orchestrator.images.config import ROLES
 from orchestrator.images.prune import prune_images
@@ -16,11 +20,12 @@ def _say(msg: str) -> None:
 
 
 def _build(args: argparse.Namespace) -> int:
+    check_engine()
     try:
         images = ensure_images(force=args.force, no_cache=args.no_cache, report=_say)
     except ImageBuildError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        print(f"orchestrate images build: infra_error: {exc}", file=sys.stderr)
+        return ExitCode.INFRA
     for ref in images:
         state = f"built in {ref.seconds:.1f}s" if ref.built else "up to date"
         print(f"{ref.role:<6} {ref.tag:<22} {ref.id[7:19]}  {state}")
@@ -29,16 +34,26 @@ def _build(args: argparse.Namespace) -> int:
 
 def _release(args: argparse.Namespace) -> int:
     roles = [r.strip() for r in args.images.split(",") if r.strip()]
+    unknown = sorted(set(roles) - set(ROLES))
+    if unknown or not roles:
+        print(f"orchestrate images release: bad_input: --images {args.images!r}: choose from {', '.join(ROLES)}",
+              file=sys.stderr)
+        return ExitCode.BAD_INPUT
+    check_engine()
     try:
         manifest = release_images(Path(args.out), roles=roles, report=_say)
-    except (ImageBuildError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    except ImageBuildError as exc:
+        print(f"orchestrate images release: infra_error: {exc}", file=sys.stderr)
+        return ExitCode.INFRA
+    except ValueError as exc:
+        print(f"orchestrate images release: bad_input: {exc}", file=sys.stderr)
+        return ExitCode.BAD_INPUT
     print(f"manifest: {manifest}")
     return 0
 
 
 def _prune(args: argparse.Namespace) -> int:
+    check_engine()
     result = prune_images(dry_run=args.dry_run, report=_say)
     for line in result.kept:
         print(f"kept {line}")

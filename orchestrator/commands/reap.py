@@ -5,6 +5,8 @@ Every engine object of an attempt carries the owner's pid, start time, boot id a
 dead (same host: no such process, or another start time, or another boot). `--all-dead` also
 removes objects whose owner cannot be checked from here (another host sharing the engine, or
 owner labels missing). Objects of a live owner are never removed.
+
+Exit status (docs/exit-codes.md): 0 done, 3 engine unavailable or an object could not be removed.
 """
 from __future__ import annotations
 
@@ -23,10 +25,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Reap; a dead engine is one line and exit 3 (orchestrator.cli maps the exception)."""
     import docker
 
+    from orchestrator.exit_codes import ExitCode, check_engine
     from orchestrator.reaper import reap
 
+    check_engine()
     client = docker.from_env(timeout=120)
     report = reap(client, all_dead=args.all_dead, campaign=args.campaign, dry_run=args.dry_run)
     for line in report.removed:
@@ -34,4 +39,4 @@ def run(args: argparse.Namespace) -> int:
     for line in report.failed:
         print(f"FAILED   {line}")
     print(report.summary())
-    return 1 if report.failed else 0
+    return ExitCode.INFRA if report.failed else ExitCode.OK

@@ -19,12 +19,13 @@ def run(args: argparse.Namespace) -> int:
     """Write the report; exit 2 when the label has no exported summary."""
     from orchestrator.campaign.report import write_report
     from orchestrator.commands.export import default_runs_root
+    from orchestrator.exit_codes import ExitCode
 
     runs_root = (args.runs_root or default_runs_root()).resolve()
     try:
         path = write_report(runs_root, args.label, args.out)
     except FileNotFoundError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        print(f"orchestrate report: bad_input: {exc}", file=sys.stderr)
+        return ExitCode.BAD_INPUT
     print(path)
-    return 0
+    return ExitCode.OK

@@ -5,8 +5,8 @@
 
 Per task × seed: two oracle runs pass every check with the same canonical hash, null fails, each
 negative control fails every check it targets; under --faults the fault plan hits the oracle and
-the profile's own controls fail; the handbook is checked and linted. Exit 1 on any problem,
-2 on bad input.
+the profile's own controls fail; the handbook is checked and linted. Exit status (docs/exit-codes.md): 0 all controls hold, 1 a
+problem was found, 2 bad input, 3 engine unavailable or the infrastructure failed.
 """
 from __future__ import annotations
 
@@ -43,22 +43,26 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Check the tasks, then the engine, then run the validation matrix."""
+    from orchestrator.exit_codes import ExitCode, check_engine
     from orchestrator.validate import print_report, run_validation
     from tasks.packs import PackError
     from tasks.registry import list_tasks, load_task
 
     tasks = list_tasks() if args.tasks == "all" else [t.strip() for t in args.tasks.split(",") if t.strip()]
     if not tasks:
-        print("validate: no tasks given", file=sys.stderr)
-        return 2
+        print("orchestrate validate: bad_input: no tasks given", file=sys.stderr)
+        return ExitCode.BAD_INPUT
     for t in tasks:
         try:
             load_task(t)
         except PackError as exc:
-            print(f"validate: {exc}", file=sys.stderr)
-            return 2
+            print(f"orchestrate validate: bad_input: {exc}", file=sys.stderr)
+            return ExitCode.BAD_INPUT
+    if args.backend == "docker":
+        check_engine()
     rep = run_validation(tasks, args.seeds, strict=args.strict, faults=args.faults, backend=args.backend,
                          runs_root=args.runs_root.resolve() if args.runs_root else None, keep=args.keep,
                          concurrency=max(1, args.concurrency))
     print_report(rep)
-    return 0 if rep.ok else 1
+    return ExitCode.OK if rep.ok else ExitCode.NEGATIVE
