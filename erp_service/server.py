@@ -8,6 +8,7 @@ import signal
 import socket
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 
@@ -16,7 +17,7 @@ from .http.app import create_app
 from .http.control import create_control_app
 from .http.fault_layer import FaultLayer, FaultLog
 from .kernel.db import Database
-from .sim import World
+from .world import WorldError, load_world
 
 
 class _Server(uvicorn.Server):
@@ -68,9 +69,13 @@ def serve(opts: ServeOptions) -> int:
     if len(opts.control_token) < 16:
         print(json.dumps({"event": "error", "detail": "control token too short (16+ characters)"}), flush=True)
         return 2
+    try:
+        world = load_world(opts.world)
+    except WorldError as exc:   # refuse to start: a misspelt section would silently change an actor
+        print(json.dumps({"event": "error", "detail": f"bad world file: {exc}"}), flush=True)
+        return 2
     plan = parse_fault_spec(opts.faults)
     db = Database(opts.db)
-    world = World.load(opts.world)
     fault_log = FaultLog()
     agent_app = create_app(db, world)
     app = FaultLayer(agent_app, plan, db, fault_log) if not plan.empty else agent_app
@@ -84,7 +89,8 @@ def serve(opts: ServeOptions) -> int:
     control_app = create_control_app(db, world, opts.control_token, fault_log, stop)
     a_sock = _listen(*parse_bind(opts.agent_bind))
     c_sock = _listen(*parse_bind(opts.control_bind))
-    common = dict(log_level=opts.log_level, access_log=False, lifespan="off", timeout_graceful_shutdown=5)
+    common: dict[str, Any] = dict(log_level=opts.log_level, access_log=False, lifespan="off",
+                                  timeout_graceful_shutdown=5)
     servers.append(_Server(uvicorn.Config(app, **common)))
     servers.append(_Server(uvicorn.Config(control_app, **common)))
 

@@ -23,7 +23,7 @@ from ..kernel.listing import PageRequest, paginate
 from ..kernel.money import from_cents
 from ..kernel.schema import metadata
 from ..kernel.tx import Tx, register_object
-from ..sim import Day, actor
+from ..sim import Day, SectionModel, actor, world_section
 from . import ledger
 from .payments import approve_run, payment_runs, payments, release_run, run_total_cents
 from .reports import AsOfParams, as_of_of, register_report
@@ -51,6 +51,19 @@ bank_statement_lines = Table(
 )
 
 register_object("bank_account", bank_accounts)
+
+
+class PaymentRunApprover(SectionModel):
+    """``payment_run_approver``: who approves submitted payment runs, after how many calendar
+    days, and whether they release approved runs."""
+
+    user: str | None = None
+    approve_after_days: int = 1
+    release: bool = True
+
+
+world_section("payment_run_approver", PaymentRunApprover, owner=__name__,
+              doc="who approves and releases submitted payment runs")
 
 
 def statement_balance_cents(conn, bank_account_id: str, as_of: str | None = None) -> int:

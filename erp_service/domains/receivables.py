@@ -37,7 +37,7 @@ from ..kernel.listing import PageRequest, paginate
 from ..kernel.money import Amount, from_cents, q4, to_cents
 from ..kernel.schema import doc_columns, metadata
 from ..kernel.tx import Tx, register_object
-from ..sim import actor, sim_log
+from ..sim import SectionModel, WorldDate, actor, sim_log, world_section
 from . import ledger
 from .sales import amount_cents, customers, get_customer, sales_orders, shipment_lines, shipments, so_lines
 
@@ -344,6 +344,38 @@ _register_reports()
 
 
 # The customer actor -------------------------------------------------------------------------------------
+
+class OrderLine(SectionModel):
+    """One line of a customer's scheduled order."""
+
+    item_id: str
+    qty: float
+
+
+class CustomerOrder(SectionModel):
+    """A purchase order the customer emails (with a PDF) on the first workday on or after `on`."""
+
+    on: WorldDate
+    customer_po: str | None = None
+    box: str = "sales"
+    lines: list[OrderLine] = []
+
+
+class CustomerProfile(SectionModel):
+    """How a customer pays (and what it orders); see the module docstring."""
+
+    pays: Literal["on_time", "late", "short", "never"] = "on_time"
+    days_late: int = 15
+    short_pct: float = 5.0
+    short_reason: str | None = None
+    reference: str = "invoice"          # invoice | po | wrong | literal text
+    payer: str | None = None
+    orders: list[CustomerOrder] = []
+
+
+world_section("customers", dict[str, CustomerProfile], owner=__name__, doc="customer profiles by customer id")
+world_section("customer_default", CustomerProfile, owner=__name__, doc="the profile of customers without one")
+
 
 def _profile(world: Any, customer_id: str) -> dict | None:
     profiles = world.section("customers", {})

@@ -22,7 +22,7 @@ from ..kernel.listing import PageRequest, paginate
 from ..kernel.money import Quantity, from_cents, q4
 from ..kernel.schema import doc_columns, metadata
 from ..kernel.tx import Tx, register_object
-from ..sim import actor
+from ..sim import SectionModel, WorldDate, actor, world_section
 from . import ledger
 from .inventory import EPS, check_location, move, value_of
 from .masterdata import get_item, lots, warehouses
@@ -391,6 +391,27 @@ def reverse_receipt_route(receipt_id: str, body: ReverseIn, api: Api = Depends(w
 
 
 # Scheduled receipts (world["receipts"], world["receipt_reversals"]) ---------------------------
+
+class ScheduledReceipt(ReceiptIn):
+    """``receipts[]``: a receipt the scenario posts on `date` as `user` (or `by`)."""
+
+    date: WorldDate
+    user: str | None = None
+    by: str | None = None
+
+
+class ScheduledReversal(SectionModel):
+    """``receipt_reversals[]``: a receipt the scenario reverses on `date`."""
+
+    date: WorldDate
+    receipt_id: str
+    user: str | None = None
+    reason: str | None = None
+
+
+world_section("receipts", list[ScheduledReceipt], owner=__name__, doc="receipts posted on set days")
+world_section("receipt_reversals", list[ScheduledReversal], owner=__name__, doc="receipts reversed on set days")
+
 
 @actor("vendors")
 def scheduled_receipts(day) -> None:

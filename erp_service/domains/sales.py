@@ -27,7 +27,7 @@ from ..kernel.listing import PageRequest, paginate
 from ..kernel.money import Amount, Quantity, from_cents, q4, to_cents
 from ..kernel.schema import doc_columns, metadata
 from ..kernel.tx import Tx, register_object
-from ..sim import actor
+from ..sim import SectionModel, WorldDate, actor, world_section
 from . import ledger
 from .masterdata import get_item
 
@@ -519,6 +519,27 @@ def shipment_view(tx: Tx, shipment_id: str) -> dict[str, Any]:
 
 
 # The warehouse actor ---------------------------------------------------------------------------------
+
+class WarehouseReport(SectionModel):
+    """One scheduled warehouse report: sent on the first workday on or after `on`, once."""
+
+    on: WorldDate
+    box: str = "warehouse"
+    sender: str = Field("warehouse@company.example", alias="from")
+    subject: str = "Warehouse report"
+    body: str = ""
+    lines: list[str | int | float] | None = None      # attached as a PDF when given
+    filename: str | None = None
+
+
+class WarehouseSection(SectionModel):
+    """``warehouse``: the reports the warehouse sends by message."""
+
+    reports: list[WarehouseReport] = []
+
+
+world_section("warehouse", WarehouseSection, owner=__name__, doc="scheduled warehouse reports by message")
+
 
 @actor("warehouse")
 def _warehouse(day) -> None:

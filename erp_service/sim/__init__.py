@@ -8,7 +8,9 @@ goes on. Anything else that fails rolls the whole day back and `advance` raises
 `AdvanceError` naming the day — no partial day is ever committed.
 
 Domain modules register actors with `@actor("vendors")`; behaviour comes from the scenario's
-world file (`World`), never from free text the agent wrote.
+world file (`World`), never from free text the agent wrote. Each world section an actor reads
+is registered here by the domain that reads it (`world_section`); `erp_service.world` builds
+the typed model of the whole file from these registrations and validates the file with it.
 """
 from __future__ import annotations
 
@@ -16,9 +18,9 @@ import datetime as dt
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import BaseModel, ConfigDict, StringConstraints
 from sqlalchemy import Column, Integer, String, Table, Text
 
 from ..kernel import pipeline
@@ -52,19 +54,61 @@ class AdvanceError(RuntimeError):
         self.reason = reason
 
 
+@dataclass(frozen=True)
+class WorldSection:
+    """One registered top-level section of the world file: its name, the type of its value
+    (a pydantic model, or a list/dict of them) and the module that reads it."""
+
+    name: str
+    annotation: Any
+    owner: str
+    doc: str
+
+
+#: Every world section an actor reads, by name (filled by the domains at import).
+WORLD_SECTIONS: dict[str, WorldSection] = {}
+
+
+def world_section(name: str, annotation: Any, *, owner: str, doc: str = "") -> None:
+    """Declare a top-level world section and the type of its value. The domain whose actor
+    reads the section declares it (once); two owners for one name are a programming error."""
+    known = WORLD_SECTIONS.get(name)
+    if known is not None and known.owner != owner:
+        raise ValueError(f"world section {name!r} is declared by {known.owner} and {owner}")
+    WORLD_SECTIONS[name] = WorldSection(name=name, annotation=annotation, owner=owner, doc=doc)
+
+
+class SectionModel(BaseModel):
+    """Base of every world-section model: an unknown field is an error (a misspelt field
+    would otherwise silently change how a counterparty behaves). Fields whose JSON name is a
+    Python keyword (``from``) use an alias; both names are accepted when building."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+#: A business date in a world file, as the actors compare it (ISO text, YYYY-MM-DD).
+WorldDate = Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$")]
+
+
+class ActorUsers(SectionModel):
+    """``actors``: the system users the bank and the vendors act as."""
+
+    bank: str = "sys-bank"
+    vendor: str = "sys-vendor"
+
+
+world_section("actors", ActorUsers, owner=__name__, doc="the system users counterparties act as")
+world_section("agent_users", list[str], owner=__name__,
+              doc="the users the agent works as: no counterparty ever acts as them")
+
+
 @dataclass
 class World:
-    """The scenario's world file: counterparty profiles and scheduled events (free-form JSON
-    whose sections belong to the actors that read them)."""
+    """What actors read: the world file's sections as plain JSON data. Build it from a
+    validated file with `erp_service.world.load_world` (the server does); tests may pass a
+    dict directly."""
 
     data: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def load(cls, path: str | Path | None) -> World:
-        """Load world.json (or an empty world)."""
-        if path is None:
-            return cls({})
-        return cls(json.loads(Path(path).read_text()))
 
     def section(self, name: str, default: Any = None) -> Any:
         """One top-level section."""

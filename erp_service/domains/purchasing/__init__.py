@@ -2,7 +2,8 @@
 requests, and the vendor and approver counterparties that act on them."""
 from __future__ import annotations
 
-from . import actors  # noqa: F401  (registers the vendor and approver counterparties)
+# actors registers the vendor and approver counterparties; world declares the sections they read.
+from . import actors, world  # noqa: F401
 from .routes import router
 from .service import register_vendor_request_hook
 from .tables import (
