@@ -97,35 +97,51 @@ _F = Failure
 COMMANDS: tuple[CommandExits, ...] = (
     CommandExits("attempt", (_F.OK, _F.AGENT_ERROR, _F.BAD_INPUT, _F.ENGINE_UNAVAILABLE, _F.INFRA_ERROR,
                              _F.TASK_ERROR, _F.INTERRUPTED), "docker backend",
-                 ("null:payment-run", "--seed", "0")),
+                 ("null:payment-run", "--seed", "0", "--runs-root", "{tmp}/runs")),
     CommandExits("campaign", (_F.OK, _F.BAD_INPUT, _F.ENGINE_UNAVAILABLE, _F.INFRA_ERROR, _F.TASK_ERROR,
                               _F.INTERRUPTED), "docker backend",
-                 ("--cells", "null:payment-run", "--label", "dead-engine-probe")),
+                 ("--cells", "null:payment-run", "--label", "dead-engine-probe", "--runs-root", "{tmp}/runs")),
     CommandExits("validate", (_F.OK, _F.CHECK_FAILED, _F.BAD_INPUT, _F.ENGINE_UNAVAILABLE, _F.INFRA_ERROR,
-                              _F.INTERRUPTED), "docker backend", ("--tasks", "payment-run")),
+                              _F.TASK_ERROR, _F.INTERRUPTED), "docker backend", ("--tasks", "payment-run")),
     CommandExits("images build", (_F.OK, _F.ENGINE_UNAVAILABLE, _F.INFRA_ERROR, _F.INTERRUPTED), "yes", ()),
     CommandExits("images release", (_F.OK, _F.BAD_INPUT, _F.ENGINE_UNAVAILABLE, _F.INFRA_ERROR, _F.INTERRUPTED),
                  "yes", ("--out", "{tmp}/release")),
     CommandExits("images prune", (_F.OK, _F.ENGINE_UNAVAILABLE, _F.INFRA_ERROR, _F.INTERRUPTED), "yes",
                  ("--dry-run",)),
     CommandExits("reap", (_F.OK, _F.ENGINE_UNAVAILABLE, _F.INFRA_ERROR, _F.INTERRUPTED), "yes", ("--dry-run",)),
-    CommandExits("debug", (_F.OK, _F.BAD_INPUT, _F.ENGINE_UNAVAILABLE, _F.INFRA_ERROR, _F.INTERRUPTED), "yes",
+    CommandExits("debug", (_F.OK, _F.BAD_INPUT, _F.ENGINE_UNAVAILABLE, _F.INFRA_ERROR, _F.TASK_ERROR,
+                           _F.INTERRUPTED), "yes",
                  ("payment-run", "--no-shell")),
     CommandExits("export", (_F.OK, _F.BAD_INPUT, _F.INTERRUPTED), "no", ("no-such-label", "--runs-root", "{tmp}")),
     CommandExits("export --verify", (_F.OK, _F.CHECK_FAILED, _F.BAD_INPUT, _F.INTERRUPTED), "no",
                  ("no-such-label", "--runs-root", "{tmp}")),
     CommandExits("report", (_F.OK, _F.BAD_INPUT, _F.INTERRUPTED), "no", ("no-such-label", "--runs-root", "{tmp}")),
-    CommandExits("handbook", (_F.OK, _F.CHECK_FAILED, _F.BAD_INPUT, _F.INTERRUPTED), "no", ("check",)),
+    CommandExits("handbook", (_F.OK, _F.CHECK_FAILED, _F.BAD_INPUT, _F.INTERRUPTED), "no", ("check", "no-such-task")),
 )
 
 
 def render_table() -> str:
-    """The Markdown table of docs/exit-codes.md (one row per command and class)."""
-    rows = ["| command | exit | class | engine | meaning |", "|---|---|---|---|---|"]
+    """The per-command Markdown table of docs/exit-codes.md."""
+    rows = ["| command | exits (code `class`) | container engine |", "|---|---|---|"]
     for c in COMMANDS:
-        for f in c.classes:
-            rows.append(f"| `{c.command}` | {int(f.code)} | `{f.value}` | {c.engine} | {MEANING[f]} |")
+        exits = ", ".join(f"{int(f.code)} `{f.value}`" for f in c.classes)
+        rows.append(f"| `{c.command}` | {exits} | {c.engine} |")
     return "\n".join(rows) + "\n"
+
+
+def parse_table(markdown: str) -> dict[str, tuple[tuple[int, str], ...]]:
+    """Read the per-command table back: command -> ((code, class), ...); the docs' test uses it."""
+    out: dict[str, tuple[tuple[int, str], ...]] = {}
+    for line in markdown.splitlines():
+        cols = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cols) != 3 or not cols[0].startswith("`"):
+            continue
+        pairs = []
+        for item in cols[1].split(","):
+            code, _, name = item.strip().partition(" ")
+            pairs.append((int(code), name.strip("`")))
+        out[cols[0].strip("`")] = tuple(pairs)
+    return out
 
 
 # -- exceptions to classes ---------------------------------------------------------------------
@@ -210,7 +226,8 @@ def failure_for(exc: BaseException) -> Ending:
         return Ending(Failure.ENGINE_UNAVAILABLE,
                        f"the container engine is unavailable at {docker_host()}{why}; start the Docker daemon "
                        "or point DOCKER_HOST at it (or use --backend local where the command has one)")
-    if isinstance(exc, TaskError) or any(type(e).__name__ == "TaskError" for e in _chain(exc)):
+    # ScenarioError: the generator, the oracle's reference or truth.json (orchestrator/scenarios.py).
+    if isinstance(exc, TaskError) or any(type(e).__name__ in ("TaskError", "ScenarioError") for e in _chain(exc)):
         return Ending(Failure.TASK_ERROR, one_line(f"task error: {exc}"))
     if _is_bad_input(exc):
         return Ending(Failure.BAD_INPUT, one_line(str(exc)))

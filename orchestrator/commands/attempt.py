@@ -52,8 +52,9 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.cells import CellError, parse_cell
     from orchestrator.commands.preflight import check_inputs
     from orchestrator.config import RuntimeConfig
-    from orchestrator.errors import ConfigError
+    from orchestrator.errors import ConfigError, TaskError
     from orchestrator.exit_codes import check_engine
+    from orchestrator.inputs import load_inputs
 
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(name)s: %(message)s")
@@ -81,7 +82,11 @@ def run(args: argparse.Namespace) -> int:
                        timeout_override_s=args.timeout, systems_file=systems_file)
     try:
         with sigterm_as_interrupt():
-            result = run_attempt(spec, backend=backend, config=config)
+            inputs = load_inputs(cell, args.seed)
+            result = run_attempt(spec, backend=backend, config=config, task=inputs.task, scenario=inputs.scenario)
+    except TaskError as exc:
+        print(f"orchestrate attempt: task_error: {exc}", file=sys.stderr)
+        return EXIT["task_error"]
     except ConfigError as exc:
         print(f"orchestrate attempt: bad_input: {exc}", file=sys.stderr)
         return ExitCode.BAD_INPUT

@@ -117,9 +117,9 @@ def say(console: Console, text: str, style: str = "", *, prefix: str = "") -> No
     console.print(line, highlight=False)
 
 
-def error(console: Console, text: str) -> None:
-    """`error: <text>` on stderr, text shown verbatim."""
-    say(console, text, prefix="error: ")
+def error(console: Console, text: str, failure: Failure = Failure.BAD_INPUT) -> None:
+    """`orchestrate campaign: <class>: <text>` on stderr (docs/exit-codes.md), text verbatim."""
+    say(console, text, prefix=f"orchestrate campaign: {failure.value}: ")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -207,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
         ending = failure_for(exc)
         if ending.failure is Failure.INFRA_ERROR and _is_scenario_error(exc):
             ending = failure_for(_as_task_error(exc))
-        error(console, f"cannot start the campaign: {ending.failure.value}: {ending.message}")
+        error(console, f"cannot start the campaign: {ending.message}", ending.failure)
         return ending.code
     try:
         check_or_write_declaration(root, declaration)  # now, and only now, the label is declared

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,9 +29,9 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.grading.rules import known_rules
     from tasks import handbook
     from tasks.packs import PackError
-    from tasks.registry import list_tasks, tasks_root
+    from tasks.registry import list_tasks, load_task
 
-    slugs = args.tasks or [s for s in list_tasks() if (tasks_root() / s / "policies.yaml").exists()]
+    slugs = args.tasks or [s for s in list_tasks() if (Path(load_task(s).dir) / "policies.yaml").exists()]
     unknown = [s for s in slugs if s not in list_tasks()]
     if unknown:
         print(f"orchestrate handbook: bad_input: no such task(s) {', '.join(unknown)} "

@@ -35,16 +35,16 @@ def lint_gate(slugs: list[str]) -> None:
     from orchestrator.grading.rules import known_rules
     from tasks import handbook
     from tasks.packs import PackError
-    from tasks.registry import load_task, tasks_root
+    from tasks.registry import load_task
 
     rules = known_rules()
     for slug in sorted(set(slugs)):
-        chain = [slug]
         pack = load_task(slug)
+        dirs = [Path(pack.dir)]
         while pack.variant_of:  # a variant inherits its parent's registry and checks
-            chain.append(pack.variant_of)
             pack = load_task(pack.variant_of)
-        if not any((tasks_root() / s / "policies.yaml").exists() for s in chain):
+            dirs.append(Path(pack.dir))
+        if not any((d / "policies.yaml").exists() for d in dirs):
             continue
         try:
             report = handbook.lint(slug, rules)
