@@ -181,3 +181,20 @@ def test_export_never_crashes_on_an_infinity_in_campaign_json(tmp_path, capsys):
     code = main(["export", "--verify", "old", "--runs-root", str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 1 and "matrix incomplete" in err and "Traceback" not in err  # a finding, not a crash
+
+
+def test_progress_lines_keep_brackets_and_say_interrupted():
+    from orchestrator.campaign.identity import AttemptIdentity
+    from orchestrator.campaign.progress import CampaignProgress
+    from orchestrator.campaign.scheduler import AttemptEvent
+
+    buf = io.StringIO()
+    progress = CampaignProgress(2, label="l", concurrency=1, console=Console(file=buf, width=300))
+    ident = AttemptIdentity("payment-run", "oracle", "clean", 0, 1, "1")
+    progress.handle(AttemptEvent("started", ident))
+    progress.handle(AttemptEvent("retry", ident, "infra_error", error="cannot parse fault item 'x': /path[@n]"))
+    progress.handle(AttemptEvent("started", ident))
+    progress.handle(AttemptEvent("finished", ident, "infra_error", error="turn: cancelled by the caller"))
+    out = buf.getvalue()
+    assert "/path[@n]" in out
+    assert "INTERRUPTED" in out and "INFRA_ERROR" not in out

@@ -34,7 +34,7 @@ class CampaignProgress:
         self.label = label
         self.concurrency = concurrency
         self.console = console or Console(stderr=True)
-        self.skipped = self.done = self.passed = self.agent_errors = self.infra_errors = self.retries = 0
+        self.skipped = self.done = self.passed = self.agent_errors = self.infra_errors = self.task_errors = self.retries = 0
         self.in_flight = 0
         self.started_at = time.monotonic()
         self._durations: list[float] = []
@@ -64,15 +64,20 @@ class CampaignProgress:
                     self.agent_errors += 1
                 if event.outcome == "infra_error":
                     self.infra_errors += 1
+                if event.outcome == "task_error":
+                    self.task_errors += 1
                 verdict = "PASS" if event.passed else (event.outcome or "?").upper() if event.outcome != "graded" else "FAIL"
-                self._note(f"{verdict:<11} {event.ident.cell.text} seed {event.ident.seed} rep {event.ident.rep} ({event.duration_s:.1f}s)")
+                if event.outcome == "infra_error" and "cancel" in (event.error or "").lower():
+                    verdict = "INTERRUPTED"  # cut short by a stop: not a failure, resumed by the same command
+                ident = event.ident
+                self._note(f"{verdict:<11} {ident.cell.text} seed {ident.seed} rep {ident.rep} ({event.duration_s:.1f}s)")
         if self._live is not None:
             self._live.update(self.render())
 
     def _note(self, text: str) -> None:
         self._last = (self._last + [text])[-5:]
-        if self._live is None:
-            self.console.print(text, highlight=False)
+        if self._live is None:  # as plain text: an error's `[@n]` is not rich markup
+            self.console.print(Text(text), highlight=False)
 
     # -- figures
     def eta_s(self) -> float | None:
@@ -95,6 +100,7 @@ class CampaignProgress:
             "  passing ", (str(self.passed), "green"),
             "  agent errors ", (str(self.agent_errors), "yellow"),
             "  infra errors ", (str(self.infra_errors), "red"),
+            "  task errors ", (str(self.task_errors), "magenta"),
             f"  retries {self.retries}  in flight {self.in_flight}/{self.concurrency}",
             f"  elapsed {_fmt_duration(time.monotonic() - self.started_at)}  ETA {_fmt_duration(self.eta_s())}",
         )
@@ -109,7 +115,8 @@ class CampaignProgress:
             self._live = Live(self.render(), console=self.console, refresh_per_second=4, transient=False)
             self._live.__enter__()
         else:
-            self.console.print(f"campaign {self.label}: {self.total} attempts, concurrency {self.concurrency}")
+            self.console.print(Text(f"campaign {self.label}: {self.total} attempts, concurrency {self.concurrency}"),
+                               highlight=False)
         return self
 
     def refresh(self) -> None:
@@ -130,7 +137,8 @@ def summary_table(summary: dict[str, Any]) -> Table:
     for col, justify in [
         ("cell", "left"), ("attempts", "right"), ("passed", "right"), ("pass@1 [95% CI]", "right"),
         (f"pass^{summary.get('reps')}", "right"), ("checks", "right"), ("breaches", "right"),
-        ("probes/att", "right"), ("agent err", "right"), ("infra err", "right"), ("turn p50/p90 s", "right"),
+        ("probes/att", "right"), ("agent err", "right"), ("infra err", "right"), ("task err", "right"),
+        ("turn p50/p90 s", "right"),
     ]:
         table.add_column(col, justify=justify)
 
@@ -152,11 +160,12 @@ def summary_table(summary: dict[str, Any]) -> Table:
             "-" if c.get("probe_rate") is None else f"{c['probe_rate']:.1f}",
             str(c.get("agent_errors", 0)),
             str(c.get("infra_errors", 0)),
+            str(c.get("task_errors", 0)),
             "-" if tt.get("median") is None else f"{tt['median']:.1f}/{tt['p90']:.1f}",
         )
     m = summary.get("matrix", {})
     table.caption = (
-        f"{m.get('present')}/{m.get('planned')} attempts recorded; infra errors are excluded from rates; "
+        f"{m.get('present')}/{m.get('planned')} attempts recorded; infra and task errors are excluded from rates; "
         f"p90 by nearest rank"
     )
     return table
