@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import socket
 import subprocess
 import sys
 import tempfile
@@ -85,8 +86,17 @@ def start_fake_provider(script: dict[str, Any] | Path, *, workdir: Path | None =
     return handle
 
 
-def start_gateway(config: dict[str, Any], secrets_doc: dict[str, Any], *, workdir: Path | None = None) -> LocalProcess:
-    """The gateway on 127.0.0.1 (proxy and control on two free ports) with this config and these keys."""
+def free_port() -> int:
+    """A TCP port free on loopback right now (for a config that must name its own address)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_gateway(config: dict[str, Any], secrets_doc: dict[str, Any], *, workdir: Path | None = None,
+                  proxy_port: int = 0) -> LocalProcess:
+    """The gateway on 127.0.0.1 (proxy on `proxy_port`, 0: a free one; control on a free port)
+    with this config and these keys."""
     workdir = workdir or Path(tempfile.mkdtemp(prefix="pb-gateway-"))
     token = secrets.token_urlsafe(24)
     paths = {"config": workdir / "config.json", "secrets": workdir / "secrets.json", "token": workdir / "control-token",
@@ -95,7 +105,7 @@ def start_gateway(config: dict[str, Any], secrets_doc: dict[str, Any], *, workdi
     paths["secrets"].write_text(json.dumps(secrets_doc), encoding="utf-8")
     paths["token"].write_text(token, encoding="utf-8")
     handle = _start(["serve", "--config", str(paths["config"]), "--secrets-file", str(paths["secrets"]),
-                     "--proxy-bind", "127.0.0.1:0", "--control-bind", "127.0.0.1:0",
+                     "--proxy-bind", f"127.0.0.1:{proxy_port}", "--control-bind", "127.0.0.1:0",
                      "--control-token-file", str(paths["token"]), "--ledger", str(paths["ledger"])], workdir)
     handle.control_token = token
     handle.files = paths
