@@ -3,7 +3,7 @@ requests, and the vendor and approver counterparties that act on them."""
 from __future__ import annotations
 
 # actors registers the vendor and approver counterparties; world declares the sections they read.
-from . import actors, world  # noqa: F401
+from . import actors, budgets, world  # noqa: F401  (budgets registers its report)
 from .routes import router
 from .service import register_vendor_request_hook
 from .tables import (

@@ -112,7 +112,9 @@ def _deliver(day, user: str, box: str, sender: str, subject: str, text: str, pdf
 
 def _sender(day, vendor_id: str) -> str:
     vendors = s.metadata.tables.get("vendors")
-    row = day.db.conn.execute(select(vendors).where(vendors.c.id == vendor_id)).mappings().first() if vendors is not None else None
+    if vendors is None:
+        return f"orders@{vendor_id.lower()}.example"
+    row = day.db.conn.execute(select(vendors).where(vendors.c.id == vendor_id)).mappings().first()
     if row is not None and row.get("email"):
         return row["email"]
     return f"orders@{vendor_id.lower()}.example"

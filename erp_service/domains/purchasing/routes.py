@@ -147,13 +147,13 @@ def approve_requisition(req_id: str, body: s.NoteIn | None = None, api: Api = De
 
 @router.post("/requisitions/{req_id}/reject", operation_id="req.reject", status_code=201,
              response_model=Envelope[RequisitionDetail], summary="Reject as the assigned approver")
-def reject_requisition(req_id: str, body: s.NoteIn | None = None, api: Api = Depends(write_api)):
+def reject_requisition(req_id: str, body: s.DecisionIn | None = None, api: Api = Depends(write_api)):
     return api.write(lambda tx: s.decide_requisition(tx, req_id, "rejected", body))
 
 
 @router.post("/requisitions/{req_id}/return", operation_id="req.return", status_code=201,
              response_model=Envelope[RequisitionDetail], summary="Return to the requester for changes")
-def return_requisition(req_id: str, body: s.NoteIn | None = None, api: Api = Depends(write_api)):
+def return_requisition(req_id: str, body: s.DecisionIn | None = None, api: Api = Depends(write_api)):
     return api.write(lambda tx: s.decide_requisition(tx, req_id, "returned", body))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 from sqlalchemy import select
@@ -88,10 +88,18 @@ class RequisitionIn(In):
     lines: list[ReqLineIn] = Field(min_length=1, max_length=200)
 
 
+#: Why a requisition is routed on or sent back; recorded as ``[reason]`` at the head of the
+#: approval request's note, so the reason travels with the decision it explains.
+RoutingReason = Literal["amount", "budget", "split", "own_request", "approver_on_leave", "missing_justification",
+                        "missing_account", "missing_information", "wrong_vendor", "duplicate", "other"]
+
+
 class ForwardIn(In):
     """Route a requisition to the next approver."""
 
     to: str
+    reason: RoutingReason | None = Field(None, description="Why it is routed on (amount, budget, split, own_request, "
+                                                            "approver_on_leave, ...)")
     note: str | None = Field(None, max_length=2000)
 
 
@@ -99,6 +107,20 @@ class NoteIn(In):
     """An optional note with a decision."""
 
     note: str | None = Field(None, max_length=2000)
+
+
+class DecisionIn(NoteIn):
+    """A note and, for a return or rejection, the reason code."""
+
+    reason: RoutingReason | None = Field(None, description="Why it is returned or rejected (missing_justification, "
+                                                            "missing_account, ...)")
+
+
+def reasoned_note(reason: str | None, note: str | None) -> str | None:
+    """The note stored with a decision: ``[reason] note`` when a reason code is given."""
+    if reason is None:
+        return note
+    return f"[{reason}] {note}".rstrip() if note else f"[{reason}]"
 
 
 def create_requisition(tx: Tx, body: RequisitionIn) -> dict[str, Any]:
@@ -208,7 +230,7 @@ def decide_requisition(tx: Tx, req_id: str, decision: str, body: NoteIn | None) 
     """Reject or return (for changes) as the assigned approver."""
     req = tx.get(requisitions, req_id, "requisition")
     _check_approver(tx, req)
-    note = body.note if body else None
+    note = reasoned_note(getattr(body, "reason", None), body.note) if body else None
     _close_request(tx, req_id, decision, note)
     to = "rejected" if decision == "rejected" else "returned"
     tx.set_status("requisition", requisitions, req_id, to, note or decision, assigned_to=None)
@@ -234,8 +256,9 @@ def forward_requisition(tx: Tx, req_id: str, body: ForwardIn) -> dict[str, Any]:
     if body.to == req["assigned_to"]:
         raise invalid(f"Requisition {req_id} is already waiting on {body.to}.")
     tx.touch("requisition", req_id)
-    _close_request(tx, req_id, "forwarded", body.note)
-    _new_request(tx, req, body.to, body.note)
+    note = reasoned_note(body.reason, body.note)
+    _close_request(tx, req_id, "forwarded", note)
+    _new_request(tx, req, body.to, note)
     return requisition_view(tx, req_id)
 
 
@@ -272,6 +295,13 @@ def _money(row: dict[str, Any], *cols: str) -> dict[str, Any]:
 
 # Purchase orders ------------------------------------------------------------------------------
 
+class RequisitionLineRef(In):
+    """One line of an approved requisition."""
+
+    requisition_id: str
+    requisition_line: int
+
+
 class POLineIn(In):
     """A PO line: an item (price defaults to the vendor agreement) or a requisition line."""
 
@@ -284,6 +314,10 @@ class POLineIn(In):
     account_id: str | None = None
     requisition_id: str | None = None
     requisition_line: int | None = None
+    consolidates: list[RequisitionLineRef] = Field(
+        default_factory=list, max_length=50,
+        description="Further approved requisition lines for the same item ordered on this one line (their "
+                    "quantities add to the default quantity)")
 
 
 class PurchaseOrderIn(In):
@@ -332,21 +366,55 @@ def _po_editable(po: dict[str, Any]) -> None:
                       f"changed (send a vendor request instead).", status=po["status"])
 
 
+def _orderable_line(tx: Tx, req_id: str, line: int) -> dict[str, Any]:
+    """An approved requisition line not yet on a PO, or a refusal."""
+    req = tx.get(requisitions, req_id, "requisition")
+    if req["status"] not in ("approved", "converted"):
+        raise refused("req_not_approved", f"Requisition {req['id']} is {req['status']}; only approved lines can "
+                      f"be ordered.", status=req["status"])
+    req_line = tx.find(requisition_lines, requisition_id=req_id, line_no=line)
+    if req_line is None:
+        raise not_found("requisition line", f"{req_id}/{line}")
+    if req_line["po_id"]:
+        raise refused("req_line_converted", f"Requisition line {req_id}/{line} is already "
+                      f"on {req_line['po_id']}.", po_id=req_line["po_id"])
+    return req_line
+
+
+def _link_requisition_line(tx: Tx, po_id: str, po_line: int, req_id: str, line: int) -> None:
+    """Point a requisition line at the PO line that orders it; the requisition is converted
+    once none of its lines is left to order."""
+    tx.touch("requisition", req_id)
+    tx.conn.execute(requisition_lines.update().where(
+        requisition_lines.c.requisition_id == req_id,
+        requisition_lines.c.line_no == line).values(po_id=po_id, po_line=po_line))
+    open_left = tx.one(select(requisition_lines.c.line_no).where(
+        requisition_lines.c.requisition_id == req_id, requisition_lines.c.po_id.is_(None)))
+    req = tx.get(requisitions, req_id)
+    if open_left is None and req["status"] == "approved":
+        tx.set_status("requisition", requisitions, req_id, "converted", f"ordered on {po_id}")
+
+
 def _add_line(tx: Tx, po: dict[str, Any], l: POLineIn, line_no: int) -> None:
     req_line = None
     if l.requisition_id is not None or l.requisition_line is not None:
         if l.requisition_id is None or l.requisition_line is None:
             raise invalid("Give both requisition_id and requisition_line.")
-        req = tx.get(requisitions, l.requisition_id, "requisition")
-        if req["status"] not in ("approved", "converted"):
-            raise refused("req_not_approved", f"Requisition {req['id']} is {req['status']}; only approved lines can "
-                          f"be ordered.", status=req["status"])
-        req_line = tx.find(requisition_lines, requisition_id=l.requisition_id, line_no=l.requisition_line)
-        if req_line is None:
-            raise not_found("requisition line", f"{l.requisition_id}/{l.requisition_line}")
-        if req_line["po_id"]:
-            raise refused("req_line_converted", f"Requisition line {l.requisition_id}/{l.requisition_line} is already "
-                          f"on {req_line['po_id']}.", po_id=req_line["po_id"])
+        req_line = _orderable_line(tx, l.requisition_id, l.requisition_line)
+    if l.consolidates and req_line is None:
+        raise invalid(f"Line {line_no}: consolidates needs requisition_id and requisition_line for the first line.")
+    extra = []
+    seen = {(l.requisition_id, l.requisition_line)}
+    for ref in l.consolidates:
+        if (ref.requisition_id, ref.requisition_line) in seen:
+            raise invalid(f"Line {line_no}: requisition line {ref.requisition_id}/{ref.requisition_line} is named "
+                          f"twice.")
+        seen.add((ref.requisition_id, ref.requisition_line))
+        other = _orderable_line(tx, ref.requisition_id, ref.requisition_line)
+        if req_line is not None and other["item_id"] != req_line["item_id"]:
+            raise invalid(f"Line {line_no}: {ref.requisition_id}/{ref.requisition_line} is for "
+                          f"{other['item_id']}, not {req_line['item_id']}; only one item can share a PO line.")
+        extra.append(other)
     item_id = l.item_id or (req_line["item_id"] if req_line else None)
     item = tx.find(items, id=item_id) if item_id else None
     if item_id and item is None:
@@ -355,7 +423,8 @@ def _add_line(tx: Tx, po: dict[str, Any], l: POLineIn, line_no: int) -> None:
         (req_line["description"] if req_line else None)
     if not description:
         raise invalid(f"Line {line_no}: give an item_id or a description.")
-    qty = q4(l.qty if l.qty is not None else (req_line["qty"] if req_line else 0))
+    qty = q4(l.qty if l.qty is not None else
+             (req_line["qty"] + sum(x["qty"] for x in extra) if req_line else 0))
     if qty <= 0:
         raise invalid(f"Line {line_no}: give a positive qty.")
     if l.unit_price is not None:
@@ -376,16 +445,10 @@ def _add_line(tx: Tx, po: dict[str, Any], l: POLineIn, line_no: int) -> None:
               price_source=source, account_id=l.account_id or (req_line["account_id"] if req_line else None),
               need_by=need_by, qty_received=0.0, qty_refused=0.0, status="open",
               requisition_id=l.requisition_id, requisition_line=l.requisition_line)
-    if req_line:
-        tx.touch("requisition", l.requisition_id)
-        tx.conn.execute(requisition_lines.update().where(
-            requisition_lines.c.requisition_id == l.requisition_id,
-            requisition_lines.c.line_no == l.requisition_line).values(po_id=po["id"], po_line=line_no))
-        open_left = tx.one(select(requisition_lines.c.line_no).where(
-            requisition_lines.c.requisition_id == l.requisition_id, requisition_lines.c.po_id.is_(None)))
-        req = tx.get(requisitions, l.requisition_id)
-        if open_left is None and req["status"] == "approved":
-            tx.set_status("requisition", requisitions, l.requisition_id, "converted", f"ordered on {po['id']}")
+    if req_line and l.requisition_id is not None and l.requisition_line is not None:
+        _link_requisition_line(tx, po["id"], line_no, l.requisition_id, l.requisition_line)
+        for x in extra:
+            _link_requisition_line(tx, po["id"], line_no, x["requisition_id"], x["line_no"])
 
 
 def _retotal(tx: Tx, po_id: str) -> None:
@@ -533,15 +596,16 @@ def cancel_po(tx: Tx, po_id: str, body: NoteIn | None) -> dict[str, Any]:
     tx.set_status("purchase_order", purchase_orders, po_id, "cancelled", (body.note if body else None) or "cancelled",
                   allowed_from=["draft", "approved", "sent"])
     tx.conn.execute(po_lines.update().where(po_lines.c.po_id == po_id).values(status="cancelled"))
-    for l in tx.rows(po_lines, po_id=po_id):
-        if l["requisition_id"]:
-            tx.touch("requisition", l["requisition_id"])
-            tx.conn.execute(requisition_lines.update().where(
-                requisition_lines.c.requisition_id == l["requisition_id"],
-                requisition_lines.c.line_no == l["requisition_line"]).values(po_id=None, po_line=None))
-            req = tx.get(requisitions, l["requisition_id"])
-            if req["status"] == "converted":
-                tx.set_status("requisition", requisitions, req["id"], "approved", f"{po_id} cancelled")
+    # Every requisition line the PO ordered (consolidated lines included) is orderable again.
+    ordered = sorted({r["requisition_id"] for r in tx.rows(requisition_lines, po_id=po_id)})
+    for req_id in ordered:
+        tx.touch("requisition", req_id)
+        tx.conn.execute(requisition_lines.update().where(requisition_lines.c.requisition_id == req_id,
+                                                         requisition_lines.c.po_id == po_id)
+                        .values(po_id=None, po_line=None))
+        req = tx.get(requisitions, req_id)
+        if req["status"] == "converted":
+            tx.set_status("requisition", requisitions, req["id"], "approved", f"{po_id} cancelled")
     return po_view(tx, po_id)
 
 
