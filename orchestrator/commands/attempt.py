@@ -77,6 +77,10 @@ def run(args: argparse.Namespace) -> int:
     if args.runs_root:
         overrides["runs_root"] = args.runs_root.resolve()
     config = RuntimeConfig.from_env(**overrides)
+    from orchestrator.leftovers import sweep_cache
+
+    for gone in sweep_cache(config):  # temporary folders of killed runs (never a live one's)
+        print(f"removed {gone} (left by a killed run)", file=sys.stderr)
     backend = make_backend(args.backend, config)
     spec = AttemptSpec(cell=cell, seed=args.seed, rep=args.rep, label=args.label,
                        timeout_override_s=args.timeout, systems_file=systems_file)

@@ -194,6 +194,10 @@ def run(args: argparse.Namespace) -> int:
         f"backend {backend}, concurrency {concurrency}" + (" (resuming)" if old is not None else ""),
     )
 
+    from orchestrator.leftovers import sweep_cache
+
+    for gone in sweep_cache(config):  # temporary folders of killed runs (never a live one's)
+        say(console, f"removed {gone} (left by a killed run)")
     limits = EngineLimits.for_concurrency(concurrency)
     try:
         engine = runtime.make_backend(backend, config, limits)
