@@ -76,3 +76,52 @@ def test_local_timeout_kills_the_turn(local, tmp_path):
     rec = result.record
     assert rec["outcome"] == "agent_error" and rec["turns"][0]["timed_out"]
     assert rec["turns"][0]["duration_s"] < 2 + cfg.turn_hard_grace_s + 5
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"  # a zombie is dead, only unreaped
+    except FileNotFoundError:
+        return False
+
+
+def test_a_tied_process_dies_with_its_parent(tmp_path):
+    """A process started through `tied_argv` in its own session is killed when its parent is SIGKILLed."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    code = (
+        "import subprocess, sys, time\n"
+        "from orchestrator.parent_death import tied_argv\n"
+        "p = subprocess.Popen(tied_argv(['sleep', '120']), start_new_session=True)\n"
+        "print(p.pid, flush=True)\n"
+        "time.sleep(120)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(__import__("pathlib").Path(__file__).parents[1])})
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    time.sleep(0.5)  # the wrapper has exec'd sleep by now
+    assert _alive(child)
+    with open(f"/proc/{child}/cmdline", "rb") as fh:
+        assert fh.read().split(b"\0")[0] == b"sleep"  # exec'd in place: same pid, the real command
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 5
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child), "the tied process outlived its parent"
+
+
+def test_a_tied_process_does_not_start_without_its_parent():
+    import subprocess
+
+    from orchestrator.parent_death import WRAPPER
+
+    # parent pid 1 is not ours: the wrapper refuses to start the command
+    proc = subprocess.run(["python3", "-c", WRAPPER, "1", "9", "true"], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 125 and "parent died" in proc.stderr
