@@ -281,7 +281,9 @@ def test_foreign_token(tmp_path):
 
 
 def test_every_rule_has_a_test():
-    import inspect
+    """Each registered rule is named in some grading test module (rules live in many modules)."""
+    from pathlib import Path
 
-    src = inspect.getsource(inspect.getmodule(test_every_rule_has_a_test))
-    assert all(f'"{name}"' in src for name in RULES)
+    src = "".join(p.read_text() for p in Path(__file__).parent.glob("test_*.py"))
+    missing = [name for name in RULES if f'"{name}"' not in src]
+    assert missing == []
