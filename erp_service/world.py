@@ -38,6 +38,7 @@ class WorldBase(BaseModel):
 
     if TYPE_CHECKING:  # the sections are fields added from the registry at import time
         def __getattr__(self, name: str) -> Any: ...
+        def __setattr__(self, name: str, value: Any) -> None: ...  # assignment is validated at run time
 
 
 def _build() -> type[WorldBase]:
