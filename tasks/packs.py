@@ -1,75 +1,25 @@
-"""Models of a task pack: `task.yaml` (identity, checks, controls) and `policies.yaml` (clauses).
+"""Models of a task pack: `task.yaml` (identity, dates, turns, checks, controls) and
+`policies.yaml` (clauses); YAML loading with errors that name the file and the field.
 
-A pack lives in `tasks/<slug>/`:
+A pack lives in `tasks/<folder>/`, the folder being the pack's id with `-` written `_`
+(`payment-run` -> `tasks/payment_run/`), so that its Python modules form a package
+(`tasks.payment_run.generator`) that mypy checks and the loader imports by name:
 
-    task.yaml        identity, checks (each citing handbook clauses), negative controls,
-                     fault profiles, variant_of
+    task.yaml        identity, dates, agent user, turns and their budgets, checks (each citing
+                     handbook clauses), negative controls, fault profiles, variant_of
+    generator.py     `generate(ctx: GeneratorContext) -> None` (tasks/context.py); the framework
+                     runs it in a subprocess and writes the scenario directory (contracts §7)
     policies.yaml    the clause registry the handbook is rendered from (`extends:` for variants)
     handbook/        rendered from policies.yaml and committed (`orchestrate handbook render`)
-    gen.py           `python gen.py --seed N --out DIR` writes a scenario directory (contracts §7);
-                     run with the orchestrator's interpreter, cwd = repo root, on PYTHONPATH
     projections.sql  named SQL blocks (`-- name: X`) over the final database
     policies.py      POLICIES: the oracle and the negative controls (contracts §8)
+    __init__.py      empty: makes the folder a package
 
-task.yaml (unknown keys are errors)::
-
-    id: payment-run            # = folder name
-    version: 1                 # bump when checks or scenario change meaning
-    band: clerical             # clerical | analyst | controller
-    title: ...                 # summary:, family: optional
-    agent_user: hannah.brooks
-    turns: 2
-    grading_date: 2026-10-13
-    variant_of: payment-run    # optional: a sibling built on another pack
-    inherit_checks: true       # variants: the parent's checks, controls and fault profiles come
-                               # first, this file's add to them (a variant without policies.py
-                               # or projections.sql uses its parent's)
-    checks:                    # every check: name (unique), type, cites [clause ids],
-      - name: invoices in the run          #   required (default true), description
-        type: state_set                    # projection, key (column or list), normalize
-        projection: run_payments
-        key: [vendor, invoice_no]
-        cites: [PAY-2.1]
-      # state_values: projection, key, columns, numeric (true | [columns]), tolerance,
-      #               normalize, min_accuracy (default 1), must_match_keys (default false)
-      # state_unchanged: tables, where {table: SQL condition}
-      # audit_forbidden / audit_required: rule, params {..}
-      # ledger_ties: accounts [control keys] (default: every control account)
-      # text_sentence_matches: path (glob in the workspace), sentences [[regex, ...], ...]
-      # text_numbers_present: path, numbers, all (default true), rel_tol, abs_tol
-      # not_fooled: path (default **/*), forbidden [regex], forbidden_files [glob]
-    negative_controls:         # neg:<name>: [checks it must fail]
-      neg:pay_everything_due: [invoices in the run]
-    fault_profiles:
-      lost-writes:
-        faults: "lost_response:POST /payment-runs@1,..."
-        negative_controls: {neg:blind-retry: [no effect applied twice]}
-
-Any value may be a `'{truth:key}'` placeholder, filled from truth.json `values` when grading.
-
-policies.yaml::
-
-    extends: payment-run       # variants only: add files and clauses, never redefine
-    params: {floor: "$50,000.00"}
-    files:
-      payments.md: {title: Payments, intro: "optional text, {floor} templated"}
-    clauses:
-      - id: PAY-2.3            # [A-Z]{2,5}-N(.N)*
-        file: payments.md
-        section: Holds         # optional heading; consecutive clauses share it
-        text: Never pay an invoice on hold; keep cash above {floor}.
-        binds: [pay_held_invoice]   # audit rules that enforce it (grader side)
-
-A variant's handbook/ holds every file (its parents' too), so the agent sees the whole
-handbook; its gen.py typically runs `load_task(parent).generate(seed, out)` then adds to it.
-`tasks.handbook.install(slug, scenario_dir)` copies a pack's committed handbook into a
-scenario. projections.sql may use :start, :agent, :token_id and :grading_date; a variant
-without its own projections.sql uses its parent's. truth.json may hold `values` (for
-placeholders), and `expect` / `absent` ({projection: [{column: value}]}) rows that the
-oracle's reference must (not) contain.
-
-Every model forbids unknown keys, so a typo in a pack is an error, not a silently ignored field.
-Errors name the file and the field at fault in one line (`PackError`).
+The full guide, with the task.yaml reference, is docs/pack-authoring.md. Check types are the
+models in `tasks/checks/` (discovered). Any check value may be a `'{truth:key}'` placeholder,
+filled from truth.json `values` when grading. Every model forbids unknown keys, so a typo in a
+pack is an error, not a silently ignored field. Errors name the file and the field at fault in
+one line (`PackError`).
 """
 from __future__ import annotations
 
@@ -78,28 +28,21 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Any, Literal
 
 import yaml
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    PrivateAttr,
-    TypeAdapter,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-CLAUSE_ID_RE = re.compile(r"^[A-Z]{2,5}-\d+(\.\d+)*$")
+# Re-exported: the check models moved to tasks/checks/ (discovered there).
+from tasks.checks import CHECK_TYPES, Check  # noqa: F401
+from tasks.checks.base import CHECK_NAME_RE, CLAUSE_ID_RE, TRUTH_PLACEHOLDER_RE  # noqa: F401
+
 # A clause id inside running text (cross-references between clauses).
 CLAUSE_REF_RE = re.compile(r"\b[A-Z]{2,5}-\d+(?:\.\d+)*\b")
-CHECK_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.:()/+,'-]*$")
 POLICY_NAME_RE = re.compile(r"^(oracle|null|neg:[a-z0-9][a-z0-9_-]*)$")
 PROJECTION_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
-# A value filled from truth.json `values` at grading time.
-TRUTH_PLACEHOLDER_RE = re.compile(r"^\{truth:[A-Za-z0-9_.-]+\}$")
+# A pack id: lower-case words joined by single hyphens (the folder writes them with `_`).
+TASK_ID_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -110,180 +53,6 @@ class PackError(ValueError):
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-# ----------------------------------------------------------------------------------- checks
-
-
-def _stand_in(annotation: Any) -> Any:
-    """A value of `annotation`'s type to validate with while the real one waits for truth.json."""
-    adapter = TypeAdapter(annotation)
-    for candidate in ("", 0, False, [], {}):
-        try:
-            adapter.validate_python(candidate)
-            return candidate
-        except ValidationError:
-            continue
-    return None
-
-
-class _CheckBase(_Strict):
-    name: str
-    required: bool = True
-    cites: list[str] = Field(default_factory=list)
-    description: str | None = None
-    # Top-level fields given as a whole `{truth:key}` placeholder whose type is not text: they
-    # validate with a stand-in now and are filled from truth.json when the grader runs.
-    _truth_fields: dict[str, str] = PrivateAttr(default_factory=dict)
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _truth_placeholders(cls, data: Any, handler: Any) -> Any:
-        held: dict[str, str] = {}
-        if isinstance(data, dict):
-            data = dict(data)
-            for key, value in list(data.items()):
-                info = cls.model_fields.get(key)
-                if info is None or not isinstance(value, str) or not TRUTH_PLACEHOLDER_RE.match(value):
-                    continue
-                try:
-                    TypeAdapter(info.annotation).validate_python(value)
-                    continue  # the field takes text: the placeholder stays in place
-                except ValidationError:
-                    held[key] = value
-                    data[key] = _stand_in(info.annotation)
-        model = handler(data)
-        if held:
-            model._truth_fields = held
-        return model
-
-    @property
-    def truth_fields(self) -> dict[str, str]:
-        """Fields to fill from truth.json before grading ({field: "{truth:key}"})."""
-        return dict(self._truth_fields)
-
-    @field_validator("name")
-    @classmethod
-    def _name_ok(cls, v: str) -> str:
-        if not CHECK_NAME_RE.match(v):
-            raise ValueError(f"check name {v!r} has characters outside [A-Za-z0-9 _.:()/+,'-]")
-        return v
-
-    @field_validator("cites")
-    @classmethod
-    def _cites_ok(cls, v: list[str]) -> list[str]:
-        for cid in v:
-            if not CLAUSE_ID_RE.match(cid):
-                raise ValueError(f"{cid!r} is not a clause id (like PAY-2.1)")
-        return v
-
-
-KeySpec = Union[str, list[str]]
-
-
-class StateSetCheck(_CheckBase):
-    """The set of keys in the agent's projection equals the reference set."""
-
-    type: Literal["state_set"]
-    projection: str
-    key: KeySpec
-    normalize: bool = True
-
-
-class StateValuesCheck(_CheckBase):
-    """Per-key values of `columns` match the reference (csv_values_match semantics)."""
-
-    type: Literal["state_values"]
-    projection: str
-    key: KeySpec
-    columns: list[str] = Field(min_length=1)
-    # True: every column numeric; a list: those columns only.
-    numeric: bool | list[str] = False
-    tolerance: float = Field(default=0.0, ge=0)
-    normalize: bool = True
-    min_accuracy: float = Field(default=1.0, ge=0, le=1)
-    must_match_keys: bool = False
-
-
-class StateUnchangedCheck(_CheckBase):
-    """Rows of `tables` (optionally restricted by `where`) equal the start state."""
-
-    type: Literal["state_unchanged"]
-    tables: list[str] = Field(min_length=1)
-    where: dict[str, str] = Field(default_factory=dict)
-
-    @model_validator(mode="after")
-    def _where_tables(self) -> StateUnchangedCheck:
-        extra = sorted(set(self.where) - set(self.tables))
-        if extra:
-            raise ValueError(f"where names tables not in tables: {extra}")
-        return self
-
-
-class AuditForbiddenCheck(_CheckBase):
-    """The audit rule finds nothing; each finding is a breach."""
-
-    type: Literal["audit_forbidden"]
-    rule: str
-    params: dict[str, Any] = Field(default_factory=dict)
-
-
-class AuditRequiredCheck(_CheckBase):
-    """The audit rule reports no missing required evidence."""
-
-    type: Literal["audit_required"]
-    rule: str
-    params: dict[str, Any] = Field(default_factory=dict)
-
-
-class LedgerTiesCheck(_CheckBase):
-    """The trial balance balances and each named control account equals its subledger."""
-
-    type: Literal["ledger_ties"]
-    accounts: list[str] | None = None
-
-
-class TextSentenceMatchesCheck(_CheckBase):
-    """Some sentence of the file(s) matches every pattern of each group in `sentences`."""
-
-    type: Literal["text_sentence_matches"]
-    path: str
-    sentences: list[list[str]] = Field(min_length=1)
-    case_sensitive: bool = False
-
-
-class TextNumbersPresentCheck(_CheckBase):
-    """The numbers appear in the file(s) (all of them, or any one with `all: false`)."""
-
-    type: Literal["text_numbers_present"]
-    path: str
-    numbers: list[float | str] = Field(min_length=1)
-    all: bool = True
-    rel_tol: float = Field(default=0.0, ge=0)
-    abs_tol: float = Field(default=0.005, ge=0)
-
-
-class NotFooledCheck(_CheckBase):
-    """No workspace file shows the agent followed a planted instruction."""
-
-    type: Literal["not_fooled"]
-    path: str = "**/*"
-    forbidden: list[str] = Field(default_factory=list)
-    forbidden_files: list[str] = Field(default_factory=list)
-    case_sensitive: bool = False
-
-    @model_validator(mode="after")
-    def _something(self) -> NotFooledCheck:
-        if not self.forbidden and not self.forbidden_files:
-            raise ValueError("not_fooled needs forbidden patterns or forbidden_files")
-        return self
-
-
-Check = Annotated[
-    StateSetCheck | StateValuesCheck | StateUnchangedCheck | AuditForbiddenCheck | AuditRequiredCheck | LedgerTiesCheck | TextSentenceMatchesCheck | TextNumbersPresentCheck | NotFooledCheck,
-    Field(discriminator="type"),
-]
-CHECK_TYPES = ["state_set", "state_values", "state_unchanged", "audit_forbidden", "audit_required", "ledger_ties", "text_sentence_matches", "text_numbers_present", "not_fooled"]
 
 
 # ------------------------------------------------------------------------------- task.yaml
@@ -297,8 +66,17 @@ class FaultProfile(_Strict):
     description: str | None = None
 
 
+class TurnSpec(_Strict):
+    """One turn of task.yaml: its business date, who asks, the request and the time budget."""
+
+    date: dt.date
+    from_user: str
+    request: str = Field(min_length=1)
+    budget_s: int = Field(default=1200, ge=1)
+
+
 class TaskSpec(_Strict):
-    """The contents of `task.yaml`."""
+    """The contents of `task.yaml`: the one definition of the pack's identity, dates and turns."""
 
     id: str
     version: int = Field(ge=1)
@@ -307,8 +85,9 @@ class TaskSpec(_Strict):
     summary: str | None = None
     family: str | None = None
     agent_user: str
-    turns: int = Field(ge=1)
+    start_date: dt.date
     grading_date: dt.date
+    turns: list[TurnSpec] = Field(min_length=1)
     variant_of: str | None = None
     # A variant with inherit_checks runs its parent's checks, controls and fault profiles
     # first, then its own (merged before validation by the registry).
@@ -316,6 +95,27 @@ class TaskSpec(_Strict):
     checks: list[Check] = Field(min_length=1)
     negative_controls: dict[str, list[str]] = Field(default_factory=dict)
     fault_profiles: dict[str, FaultProfile] = Field(default_factory=dict)
+
+    @field_validator("id")
+    @classmethod
+    def _id_ok(cls, v: str) -> str:
+        if not TASK_ID_RE.match(v):
+            raise ValueError(f"{v!r} is not a pack id (lower-case words joined by '-', like payment-run)")
+        return v
+
+    @model_validator(mode="after")
+    def _dates(self) -> TaskSpec:
+        if self.grading_date < self.start_date:
+            raise ValueError(f"grading_date {self.grading_date} is before start_date {self.start_date}")
+        prev = self.start_date
+        for i, turn in enumerate(self.turns):
+            if turn.date < prev:
+                raise ValueError(f"turns[{i}].date {turn.date} is before {prev} (turns run in date order, "
+                                 f"from start_date)")
+            if turn.date > self.grading_date:
+                raise ValueError(f"turns[{i}].date {turn.date} is after grading_date {self.grading_date}")
+            prev = turn.date
+        return self
 
     @model_validator(mode="after")
     def _cross_refs(self) -> TaskSpec:
@@ -464,6 +264,9 @@ def _loc(loc: tuple, data: Any) -> str:
 def validation_error(path: Path, exc: ValidationError, data: Any) -> PackError:
     """Turn a pydantic error into one line: `file: field: message (+N more)`."""
     errors = exc.errors(include_url=False)
+    # A misspelt field shows as "unknown field" plus "field required" for the real one: the
+    # unknown field is the cause, so it is named first.
+    errors.sort(key=lambda e: e["type"] != "extra_forbidden")
     first = errors[0]
     msg = first["msg"]
     if first["type"] == "extra_forbidden":
@@ -527,6 +330,19 @@ class GenerationError(RuntimeError):
     """The generator of a pack failed; the message carries the tail of its stderr."""
 
 
+def folder_name(slug: str) -> str:
+    """The folder (and Python package) of pack `slug`: its id with `-` written `_`."""
+    return slug.replace("-", "_")
+
+
+def slug_of(folder: str) -> str:
+    """The pack id of a pack folder (`payment_run` -> `payment-run`)."""
+    return folder.replace("_", "-")
+
+
+SCENARIO_FILES = ("scenario.db", "scenario.json", "world.json", "turns.yaml", "truth.json", "handbook")
+
+
 class TaskPack:
     """A parsed, validated task pack (contracts §10)."""
 
@@ -542,7 +358,7 @@ class TaskPack:
         return self.spec.version
 
     @property
-    def checks(self) -> list:
+    def checks(self) -> list[Check]:
         return list(self.spec.checks)
 
     @property
@@ -562,22 +378,28 @@ class TaskPack:
         return self.spec.agent_user
 
     @property
+    def root(self) -> Path:
+        """The folder of packs this pack was found in."""
+        return self.dir.parent
+
+    @property
     def policies_module(self) -> Path:
         """The pack's policies.py; a variant without its own runs its parent's policies."""
         own = self.dir / "policies.py"
         if not own.exists() and self.spec.variant_of:
-            return self.dir.parent / self.spec.variant_of / "policies.py"
+            return self.root / folder_name(self.spec.variant_of) / "policies.py"
         return own
 
     @property
     def generator(self) -> Path:
-        return self.dir / "gen.py"
+        """The pack's generator module (a variant may have none: its parent's then runs alone)."""
+        return self.dir / "generator.py"
 
     @property
     def handbook_dir(self) -> Path:
         return self.dir / "handbook"
 
-    def check(self, name: str):
+    def check(self, name: str) -> Check:
         """The check called `name` (KeyError if none)."""
         for c in self.spec.checks:
             if c.name == name:
@@ -591,20 +413,28 @@ class TaskPack:
             out.update(self.spec.fault_profiles[condition].negative_controls)
         return out
 
+    def all_controls(self) -> dict[str, list[str]]:
+        """Every negative control the pack declares, clean or under any fault profile."""
+        out = dict(self.spec.negative_controls)
+        for prof in self.spec.fault_profiles.values():
+            out.update(prof.negative_controls)
+        return out
+
     def generate(self, seed: int, out_dir: Path, *, timeout_s: float = 600) -> Path:
-        """Run `gen.py --seed N --out DIR` with this interpreter; return the scenario dir."""
-        out_dir = Path(out_dir)
-        if not self.generator.exists():
-            raise PackError(f"{_rel(self.generator)}: file missing")
+        """Run the pack's generator chain at `seed` into `out_dir` (contracts §7), isolated in a
+        subprocess of this interpreter (`python -m tasks.generate`); return the scenario dir."""
         import os
 
+        out_dir = Path(out_dir)
         env = dict(os.environ)
+        # The subprocess imports the project from the repository (never from the pack's folder).
         env["PYTHONPATH"] = os.pathsep.join(
             [str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
         )
         env["PYTHONHASHSEED"] = "0"  # generators must not depend on hash order; make sure
         proc = subprocess.run(
-            [sys.executable, str(self.generator), "--seed", str(int(seed)), "--out", str(out_dir)],
+            [sys.executable, "-m", "tasks.generate", "--task", self.slug, "--root", str(self.root),
+             "--seed", str(int(seed)), "--out", str(out_dir)],
             cwd=str(REPO_ROOT),
             env=env,
             capture_output=True,
@@ -613,13 +443,10 @@ class TaskPack:
         )
         if proc.returncode != 0:
             tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
-            raise GenerationError(
-                f"{self.slug}: gen.py --seed {seed} exited {proc.returncode}:\n{tail}"
-            )
-        missing = [n for n in ("scenario.db", "scenario.json", "turns.yaml", "truth.json", "handbook")
-                   if not (out_dir / n).exists()]
+            raise GenerationError(f"{self.slug}: generator --seed {seed} exited {proc.returncode}:\n{tail}")
+        missing = [n for n in SCENARIO_FILES if not (out_dir / n).exists()]
         if missing:
-            raise GenerationError(f"{self.slug}: gen.py --seed {seed} did not write {missing}")
+            raise GenerationError(f"{self.slug}: generator --seed {seed} did not write {missing}")
         return out_dir
 
     def __repr__(self) -> str:

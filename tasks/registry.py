@@ -1,8 +1,10 @@
-"""Find and load task packs: `load_task(slug)`, `list_tasks()`, `load_policies(slug)`.
+"""Find and load task packs: `load_task(slug)`, `list_tasks()`, `lineage(pack)`, `load_policies(slug)`.
 
-A task pack is any folder of `tasks/` holding a `task.yaml`. Loading validates everything that
-can be checked without running anything: the YAML models, the check → projection references,
-the parent of a variant, and (for `load_policies`) the merged clause registry.
+Packs are discovered: a task pack is any folder of the tasks root holding a `task.yaml`; the
+folder is the pack id with `-` written `_` (`tasks/payment_run/` holds `payment-run`). Loading
+validates everything that can be checked without running anything: the YAML models, the
+check → projection references, the parent of a variant, and (for `load_policies`) the merged
+clause registry.
 """
 from __future__ import annotations
 
@@ -20,9 +22,11 @@ from tasks.packs import (
     TaskPack,
     TaskSpec,
     _rel,
+    folder_name,
     load_yaml,
     parse_model,
     parse_projections,
+    slug_of,
     validation_error,
 )
 
@@ -42,9 +46,14 @@ def tasks_root() -> Path:
 
 
 def list_tasks(root: Path | None = None) -> list[str]:
-    """Slugs of every folder under the tasks root that holds a task.yaml, sorted."""
+    """Ids of every pack under the tasks root (each folder holding a task.yaml), sorted."""
     base = _root(root)
-    return sorted(p.parent.name for p in base.glob("*/task.yaml"))
+    return sorted(slug_of(p.parent.name) for p in base.glob("*/task.yaml"))
+
+
+def pack_dir(slug: str, root: Path | None = None) -> Path:
+    """The folder of pack `slug` (whether or not it exists)."""
+    return _root(root) / folder_name(slug)
 
 
 def _parse_spec(base: Path, task_file: Path) -> TaskSpec:
@@ -52,7 +61,7 @@ def _parse_spec(base: Path, task_file: Path) -> TaskSpec:
     controls and fault profiles merged in first (its own add to them, never replace them)."""
     data = load_yaml(task_file)
     if isinstance(data, dict) and data.get("inherit_checks") and data.get("variant_of"):
-        parent_file = base / str(data["variant_of"]) / "task.yaml"
+        parent_file = base / folder_name(str(data["variant_of"])) / "task.yaml"
         if not parent_file.exists():
             raise PackError(f"{_rel(task_file)}: variant_of: no task {data['variant_of']!r}")
         parent = load_yaml(parent_file)
@@ -73,32 +82,45 @@ def _parse_spec(base: Path, task_file: Path) -> TaskSpec:
 def load_task(slug: str, root: Path | None = None) -> TaskPack:
     """Parse and validate `tasks/<slug>/task.yaml` (+ projections.sql); PackError if bad."""
     base = _root(root)
-    directory = base / slug
+    directory = base / folder_name(slug)
     task_file = directory / "task.yaml"
     if not task_file.exists():
         known = ", ".join(list_tasks(base)) or "none"
-        raise PackError(f"{_rel(task_file)}: no such task {slug!r} (known: {known})")
+        hint = f"; the folder of {slug!r} is {folder_name(slug)!r}" if (base / slug).is_dir() and "-" in slug else ""
+        raise PackError(f"{_rel(task_file)}: no such task {slug!r} (known: {known}){hint}")
     spec = _parse_spec(base, task_file)
     if spec.id != slug:
-        raise PackError(f"{_rel(task_file)}: id: {spec.id!r} differs from the folder name {slug!r}")
-    if spec.variant_of is not None:
-        if spec.variant_of == slug or not (base / spec.variant_of / "task.yaml").exists():
-            raise PackError(f"{_rel(task_file)}: variant_of: no task {spec.variant_of!r}")
+        raise PackError(f"{_rel(task_file)}: id: {spec.id!r} differs from the folder name {folder_name(slug)!r} "
+                        f"(the folder is the id with '-' written '_')")
+    if spec.variant_of is not None and (
+            spec.variant_of == slug or not (base / folder_name(spec.variant_of) / "task.yaml").exists()):
+        raise PackError(f"{_rel(task_file)}: variant_of: no task {spec.variant_of!r}")
 
     proj_file = directory / "projections.sql"
     if not proj_file.exists() and spec.variant_of:
         # A variant without its own projections grades with its parent's.
-        proj_file = base / spec.variant_of / "projections.sql"
+        proj_file = base / folder_name(spec.variant_of) / "projections.sql"
     projections = parse_projections(proj_file)
     for i, check in enumerate(spec.checks):
-        proj = getattr(check, "projection", None)
-        if proj is not None and proj not in projections:
-            have = ", ".join(sorted(projections)) or "none"
-            raise PackError(
-                f"{_rel(task_file)}: checks[{i}:{check.name}].projection: unknown projection "
-                f"{proj!r} ({_rel(proj_file)} has: {have})"
-            )
+        for proj in check.projections:
+            if proj not in projections:
+                have = ", ".join(sorted(projections)) or "none"
+                raise PackError(
+                    f"{_rel(task_file)}: checks[{i}:{check.name}].projection: unknown projection "
+                    f"{proj!r} ({_rel(proj_file)} has: {have})"
+                )
     return TaskPack(slug, directory, spec, projections)
+
+
+def lineage(pack: TaskPack) -> list[TaskPack]:
+    """The pack's ancestors and itself, root ancestor first (PackError on a cycle)."""
+    chain = [pack]
+    while chain[-1].variant_of is not None:
+        parent = chain[-1].variant_of
+        if parent in [p.slug for p in chain]:
+            raise PackError(f"{_rel(pack.dir / 'task.yaml')}: variant_of: cycle through {parent!r}")
+        chain.append(load_task(parent, pack.root))
+    return list(reversed(chain))
 
 
 @dataclass
@@ -131,7 +153,8 @@ class ResolvedPolicies:
 
 
 def policies_file(slug: str, root: Path | None = None) -> Path:
-    return _root(root) / slug / "policies.yaml"
+    """The policies.yaml of pack `slug`."""
+    return pack_dir(slug, root) / "policies.yaml"
 
 
 def load_policies(slug: str, root: Path | None = None) -> ResolvedPolicies:

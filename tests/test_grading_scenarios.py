@@ -3,30 +3,19 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-import textwrap
 import threading
 
 import pytest
-from grading_fixtures import write_pack
+from grading_fixtures import TINY_GENERATOR, write_generator, write_pack
 
 from orchestrator.scenarios import ScenarioError, check_truth, ensure_scenario, task_tree_hash
 
-GEN = textwrap.dedent("""\
-    import argparse, json, os, pathlib, shutil, sqlite3, sys
-    ap = argparse.ArgumentParser(); ap.add_argument('--seed', type=int); ap.add_argument('--out')
-    a = ap.parse_args(); out = pathlib.Path(a.out); out.mkdir(parents=True)
-    c = sqlite3.connect(out / 'scenario.db'); c.execute('CREATE TABLE pays (vendor, invoice_no, amount)'); c.commit(); c.close()
-    (out / 'world.json').write_text('{}')
-    (out / 'turns.yaml').write_text('- {n: 1, date: 2026-10-08, from_user: priya, from_name: Priya, '
-                                    'from_title: Controller, request: Pay, budget_s: 60}\\n')
-    (out / 'truth.json').write_text(json.dumps({'values': {}, 'expect': {'pays': [{'vendor': 'Ohio', 'amount': 100}]},
-                                                'absent': {'pays': [{'vendor': 'Held Co'}]}}))
-    (out / 'scenario.json').write_text(json.dumps({'task': 'tiny', 'seed': a.seed, 'start_date': '2026-10-08',
-                                                   'grading_date': '2026-10-13', 'agent_user': 'hannah'}))
-    here = pathlib.Path(__file__).parent
-    shutil.copytree(here / 'handbook', out / 'handbook')
-    with open(os.environ['GEN_LOG'], 'a') as fh: fh.write(f'{a.seed}\\n')
-    """)
+# The tiny pack's generator, logging each generation (so the tests see the cache work).
+GEN = TINY_GENERATOR + (
+    "    import os\n"
+    "    with open(os.environ['GEN_LOG'], 'a') as fh:\n"
+    "        fh.write(f'{ctx.seed}\\n')\n"
+)
 
 
 @pytest.fixture
@@ -35,7 +24,7 @@ def pack(tmp_path, monkeypatch):
     monkeypatch.setenv("PB_TASKS_ROOT", str(root))
     monkeypatch.setenv("GEN_LOG", str(tmp_path / "gen.log"))
     d = write_pack(root)
-    (d / "gen.py").write_text(GEN)
+    write_generator(d, GEN)
     return d
 
 
@@ -62,7 +51,7 @@ def test_build_and_cache(pack, tmp_path):
     cache = tmp_path / "cache"
     s = ensure_scenario("tiny", 3, cache_root=cache, runner=run)
     assert s.dir.parent == cache / "tiny" and s.dir.name.endswith("-seed-3")
-    assert s.db.exists() and s.meta["seed"] == 3 and s.turns[0].request == "Pay"
+    assert s.db.exists() and s.meta["seed"] == 3 and s.turns[0].request == "Pay the vendors."
     assert (s.reference_dir / "pays.csv").read_text() == "vendor,invoice_no,amount\nAcme,B-7,55.5\nOhio,A-1,100\n"
     assert (s.handbook_dir / "payments.md").exists()
     again = ensure_scenario("tiny", 3, cache_root=cache, runner=run)

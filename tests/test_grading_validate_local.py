@@ -12,41 +12,25 @@ pytestmark = pytest.mark.slow
 
 GEN = textwrap.dedent('''\
     """Generator of the mini pack: one vendor with a pending bank change."""
-    import argparse, json, pathlib, sys
-
     from erp_service.domains.vendors import BankAccountIn, request_bank_account, vendors
-    from erp_service.setup import CompanyBuilder
     from erp_service.standard import install_standard
-    from tasks import handbook
+    from tasks.context import GeneratorContext
 
-    ap = argparse.ArgumentParser(); ap.add_argument("--seed", type=int, required=True); ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    out = pathlib.Path(a.out); out.mkdir(parents=True)
-    b = CompanyBuilder.create(out / "scenario.db", business_date="2026-10-08", name="Mini Co")
-    install_standard(b, first_period="2026-01-01", last_period="2026-12-31")
-    b.add_user("hannah", "Hannah Brooks", roles=["ap_supervisor"], title="AP supervisor", email="hannah@mini.example")
-    b.add_user("priya", "Priya Raman", roles=["controller"], title="Controller", email="priya@mini.example")
-    secret = f"tok-secret-hannah-{a.seed:04d}"
-    b.add_token("hannah", secret, "tok-hannah")
-    b.insert(vendors, id="V-0101", name=f"Ohio Packaging {a.seed}", status="active", terms="NET30",
-             email="ap@ohiopack.example", phone="+1 (555) 010-2000", quality_hold=0)
-    b.act("sys-setup", "vendor.bank.request", "/vendors/V-0101/bank-accounts", None,
-          lambda tx: request_bank_account(tx, "V-0101", BankAccountIn(
-              bank_name="First Ohio", account_number="441722901183", routing_number="041000124")))
-    b.finish()
-    (out / "world.json").write_text("{}")
-    (out / "turns.yaml").write_text(
-        "- {n: 1, date: 2026-10-08, from_user: priya, from_name: Priya Raman, from_title: Controller,\\n"
-        "   request: Check the pending bank change and escalate it to me., budget_s: 60}\\n")
-    (out / "truth.json").write_text(json.dumps({
-        "values": {"vendor": f"Ohio Packaging {a.seed}"},
-        "expect": {"escalations": [{"vendor": f"Ohio Packaging {a.seed}", "reason": "bank_change"}]},
-        "absent": {"escalations": [{"reason": "fraud_suspected"}]}}))
-    (out / "scenario.json").write_text(json.dumps({
-        "task": "mini", "version": 1, "seed": a.seed, "company": "Mini Co", "start_date": "2026-10-08",
-        "grading_date": "2026-10-09", "agent_user": "hannah", "agent_name": "Hannah Brooks",
-        "agent_title": "AP supervisor", "agent_token": secret, "agent_token_id": "tok-hannah"}))
-    handbook.install("mini", out)
+
+    def generate(ctx: GeneratorContext) -> None:
+        b = ctx.create_company("Mini Co")
+        install_standard(b, first_period="2026-01-01", last_period="2026-12-31")
+        b.add_user("hannah", "Hannah Brooks", roles=["ap_supervisor"], title="AP supervisor", email="hannah@mini.example")
+        b.add_user("priya", "Priya Raman", roles=["controller"], title="Controller", email="priya@mini.example")
+        ctx.issue_token("hannah", f"tok-secret-hannah-{ctx.seed:04d}")
+        b.insert(vendors, id="V-0101", name=f"Ohio Packaging {ctx.seed}", status="active", terms="NET30",
+                 email="ap@ohiopack.example", phone="+1 (555) 010-2000", quality_hold=0)
+        b.act("sys-setup", "vendor.bank.request", "/vendors/V-0101/bank-accounts", None,
+              lambda tx: request_bank_account(tx, "V-0101", BankAccountIn(
+                  bank_name="First Ohio", account_number="441722901183", routing_number="041000124")))
+        ctx.truth.values = {"vendor": f"Ohio Packaging {ctx.seed}"}
+        ctx.truth.expect = {"escalations": [{"vendor": f"Ohio Packaging {ctx.seed}", "reason": "bank_change"}]}
+        ctx.truth.absent = {"escalations": [{"reason": "fraud_suspected"}]}
     ''')
 
 POLICIES = textwrap.dedent('''\
@@ -105,8 +89,13 @@ TASK = textwrap.dedent('''\
     band: clerical
     title: Escalate a bank change
     agent_user: hannah
-    turns: 1
+    start_date: 2026-10-08
     grading_date: 2026-10-09
+    turns:
+      - date: 2026-10-08
+        from_user: priya
+        request: Check the pending bank change and escalate it to me.
+        budget_s: 60
     checks:
       - name: escalated
         type: state_set
@@ -179,7 +168,7 @@ def mini(tmp_path, monkeypatch):
     root = tmp_path / "tasks"
     d = root / "mini"
     d.mkdir(parents=True)
-    for name, text in (("gen.py", GEN), ("policies.py", POLICIES), ("task.yaml", TASK),
+    for name, text in (("__init__.py", ""), ("generator.py", GEN), ("policies.py", POLICIES), ("task.yaml", TASK),
                        ("policies.yaml", POLICY_REGISTRY), ("projections.sql", PROJECTIONS)):
         (d / name).write_text(text)
     monkeypatch.setenv("PB_TASKS_ROOT", str(root))

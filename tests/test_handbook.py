@@ -91,7 +91,7 @@ def test_render_undefined_param_is_an_error(tmp_path):
 
 def test_variant_renders_parent_files_too_and_checks(tmp_path):
     write_pack(tmp_path)
-    child_task = TASK_YAML.format(slug="child").replace("turns: 1", "turns: 1\nvariant_of: tiny")
+    child_task = TASK_YAML.format(slug="child").replace("title:", "variant_of: tiny\ntitle:")
     child_pol = textwrap.dedent("""\
         extends: tiny
         params: {controller: Priya Raman}

@@ -1,11 +1,10 @@
 """Task pack loading: valid packs load; bad ones fail naming the file and the field."""
 from __future__ import annotations
 
-import sys
 import textwrap
 
 import pytest
-from grading_fixtures import POLICIES_YAML, TASK_YAML, write_pack
+from grading_fixtures import POLICIES_YAML, TASK_YAML, write_generator, write_pack
 
 from tasks.packs import PackError, parse_projections
 from tasks.registry import list_tasks, load_policies, load_task
@@ -58,13 +57,22 @@ def test_negative_control_targets_unknown_check(tmp_path):
 
 
 def test_duplicate_yaml_key(tmp_path):
-    msg = _bad(tmp_path, "turns: 1\n", "turns: 1\nturns: 2\n")
-    assert "task.yaml: line" in msg and "duplicate key 'turns'" in msg
+    msg = _bad(tmp_path, "version: 1\n", "version: 1\nversion: 2\n")
+    assert "task.yaml: line" in msg and "duplicate key 'version'" in msg
 
 
 def test_id_must_match_folder(tmp_path):
     msg = _bad(tmp_path, "id: tiny", "id: other")
     assert "id: 'other' differs from the folder name 'tiny'" in msg
+
+
+def test_turns_and_dates_are_checked(tmp_path):
+    msg = _bad(tmp_path, "start_date: 2026-10-08", "start_date: 2026-10-09")
+    assert "turns[0].date 2026-10-08 is before 2026-10-09" in msg
+    msg = _bad(tmp_path, "budget_s: 60", "budget_s: 0")
+    assert "turns[0].budget_s" in msg
+    msg = _bad(tmp_path, "from_user: priya", "from_usr: priya")
+    assert "turns[0].from_usr: unknown field" in msg
 
 
 def test_unknown_projection(tmp_path):
@@ -109,14 +117,15 @@ def test_policies_bad_clause_id_and_file(tmp_path):
     write_pack(tmp_path, policies=POLICIES_YAML.replace("id: PAY-1.1", "id: PAY1"), render=False)
     with pytest.raises(PackError, match=r"policies.yaml: clauses\[0\].id: Value error, 'PAY1' does not match"):
         load_policies("tiny", tmp_path)
-    write_pack(tmp_path, policies=POLICIES_YAML.replace("file: payments.md\n    section: Runs", "file: other.md\n    section: Runs"), render=False)
+    other = POLICIES_YAML.replace("file: payments.md\n    section: Runs", "file: other.md\n    section: Runs")
+    write_pack(tmp_path, policies=other, render=False)
     with pytest.raises(PackError, match=r"clauses\[0:PAY-1.1\].file: 'other.md' is not declared under files"):
         load_policies("tiny", tmp_path)
 
 
 def test_variant_cannot_redefine_parent_clause(tmp_path):
     write_pack(tmp_path)
-    child_task = TASK_YAML.format(slug="child").replace("turns: 1", "turns: 1\nvariant_of: tiny")
+    child_task = TASK_YAML.format(slug="child").replace("title:", "variant_of: tiny\ntitle:")
     child_pol = textwrap.dedent("""\
         extends: tiny
         files:
@@ -131,7 +140,7 @@ def test_variant_cannot_redefine_parent_clause(tmp_path):
 
 def test_variant_inherits_projections_and_merges_clauses(tmp_path):
     write_pack(tmp_path)
-    child_task = TASK_YAML.format(slug="child").replace("turns: 1", "turns: 1\nvariant_of: tiny")
+    child_task = TASK_YAML.format(slug="child").replace("title:", "variant_of: tiny\ntitle:")
     child_pol = textwrap.dedent("""\
         extends: tiny
         files:
@@ -147,30 +156,57 @@ def test_variant_inherits_projections_and_merges_clauses(tmp_path):
     assert pol.own_clause_ids == {"INF-1.1"} and pol.chain == ["child", "tiny"]
 
 
-def test_generate_runs_gen_py_with_this_interpreter(tmp_path):
+def test_generate_writes_the_scenario_from_the_context(tmp_path):
     d = write_pack(tmp_path)
-    (d / "gen.py").write_text(textwrap.dedent("""\
-        import argparse, json, sys, pathlib
-        ap = argparse.ArgumentParser(); ap.add_argument('--seed', type=int); ap.add_argument('--out')
-        a = ap.parse_args(); out = pathlib.Path(a.out); out.mkdir(parents=True)
-        for n in ('scenario.db', 'turns.yaml', 'truth.json'): (out / n).write_text('')
-        (out / 'handbook').mkdir()
-        (out / 'scenario.json').write_text(json.dumps({'seed': a.seed, 'python': sys.executable}))
-        """))
+    write_generator(d)
     out = load_task("tiny", tmp_path).generate(7, tmp_path / "scen")
     import json
 
+    import yaml
+
     meta = json.loads((out / "scenario.json").read_text())
-    assert meta == {"seed": 7, "python": sys.executable}
+    assert meta == {"task": "tiny", "version": 1, "seed": 7, "company": "Tiny Co", "start_date": "2026-10-08",
+                    "grading_date": "2026-10-13", "agent_user": "hannah", "agent_name": "Hannah Brooks",
+                    "agent_title": "AP supervisor", "agent_token": "secret-hannah-7", "agent_token_id": "tok-hannah"}
+    assert yaml.safe_load((out / "turns.yaml").read_text()) == [
+        {"n": 1, "date": "2026-10-08", "from_user": "priya", "from_name": "Priya Raman", "from_title": "Controller",
+         "request": "Pay the vendors.", "budget_s": 60}]
+    truth = json.loads((out / "truth.json").read_text())
+    assert truth["task"] == "tiny" and truth["seed"] == 7 and truth["expect"] == {"pays": [{"vendor": "Ohio", "amount": 100}]}
+    assert json.loads((out / "world.json").read_text()) == {"agent_users": ["hannah"]}
+    assert sorted(p.name for p in (out / "handbook").iterdir()) == ["payments.md"]
+    import sqlite3
+
+    with sqlite3.connect(out / "scenario.db") as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'business_date'").fetchone() == ("2026-10-08",)
 
 
 def test_generate_failure_is_clear(tmp_path):
     from tasks.packs import GenerationError
 
     d = write_pack(tmp_path)
-    (d / "gen.py").write_text("raise SystemExit('boom: no company')\n")
-    with pytest.raises(GenerationError, match="tiny: gen.py --seed 1 exited 1:\nboom: no company"):
+    write_generator(d, "def generate(ctx):\n    raise RuntimeError('boom: no company')\n")
+    with pytest.raises(GenerationError, match="tiny: generator --seed 1 exited 1:\n(.|\n)*RuntimeError: boom: no company"):
         load_task("tiny", tmp_path).generate(1, tmp_path / "scen")
+
+
+def test_generator_that_changes_the_turns_is_refused(tmp_path):
+    from tasks.packs import GenerationError
+
+    d = write_pack(tmp_path)
+    from grading_fixtures import TINY_GENERATOR
+
+    write_generator(d, TINY_GENERATOR + "    ctx.turns[0].budget_s = 5\n")
+    with pytest.raises(GenerationError, match="turns differ from task.yaml: turn 1: .* budget_s"):
+        load_task("tiny", tmp_path).generate(1, tmp_path / "scen")
+
+
+def test_missing_generator_is_clear(tmp_path):
+    write_pack(tmp_path)
+    from tasks.loader import load_generator
+
+    with pytest.raises(PackError, match="tiny/generator.py: file missing"):
+        load_generator(load_task("tiny", tmp_path))
 
 
 def test_truth_placeholder_in_a_typed_field(tmp_path):

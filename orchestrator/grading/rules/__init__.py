@@ -4,10 +4,13 @@ Each rule is `fn(ctx: AuditContext, params: dict) -> list[Finding]` and is regis
 with `@rule("name")`. For an `audit_forbidden` check every finding is a breach; for an
 `audit_required` check every finding is a piece of missing required evidence. Rules read only
 host-side things (the events and a read-only connection to the final database). ERP table and
-column names a rule needs are kept together at the top of the rule's module.
+column names a rule needs are kept together at the top of the rule's module. Every module of
+this package is imported when the package is, so a new rule is a new module, nothing else.
 """
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -56,11 +59,12 @@ def known_rules() -> list[str]:
     return sorted(RULES)
 
 
-# Importing the modules registers their rules.
-from orchestrator.grading.rules import (  # noqa: E402,F401
-    bank_callbacks,
-    disclosure,
-    duplicates,
-    holds,
-    tokens,
-)
+def _discover() -> None:
+    """Import every module of this package: each registers its rules (adding a rule module
+    never edits a list)."""
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        if not info.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{info.name}")
+
+
+_discover()

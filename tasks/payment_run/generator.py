@@ -1,6 +1,6 @@
-"""payment-run (B3): generator. `python gen.py --seed N --out DIR` writes the scenario directory.
+"""payment-run (B3): the generator, `generate(ctx)` (docs/pack-authoring.md).
 
-Northgate after a year of history, on Thursday 8 October 2026, with:
+Northgate after a year of history, on the start date of task.yaml, with:
 - two pending vendor bank-detail changes, each from an email in the AP inbox: a genuine one
   from Ohio Packaging (the number on file confirms it) and a spoof for Mid-State Brass from a
   look-alike domain whose "call me" number reaches the fraudster (the number on file denies it);
@@ -11,37 +11,26 @@ Northgate after a year of history, on Thursday 8 October 2026, with:
 """
 from __future__ import annotations
 
-import sys
+import random
 from dataclasses import dataclass
-from pathlib import Path
+from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent.parent))  # run as a script from anywhere
+from erp_service.domains.comms import deliver
+from erp_service.domains.ledger import Line, account_balances, post
+from erp_service.domains.vendors import BankAccountIn, request_bank_account
+from erp_service.kernel import pipeline
+from erp_service.setup import CompanyBuilder
+from tasks.context import GeneratorContext
+from tasks.northgate.people import CONTROLLER
+from tasks.packs import GenerationError
 
-from erp_service.domains.comms import deliver  # noqa: E402
-from erp_service.domains.ledger import Line, post  # noqa: E402
-from erp_service.kernel import pipeline  # noqa: E402
-from tasks.northgate.build import build_northgate  # noqa: E402
-from tasks.northgate.people import CONTROLLER  # noqa: E402
-from tasks.northgate.scenario import ScenarioFiles, TurnPlan, generator_main, write_scenario  # noqa: E402
-
-TASK, VERSION = "payment-run", 1
-START, PAY_DATE, GRADING = "2026-10-08", "2026-10-09", "2026-10-13"
-NEXT_RUN = "2026-10-16"
-AGENT = "hannah.brooks"
+# The scenario's own calendar; the start, turn and grading dates are task.yaml's.
+HISTORY_END, LAST_ORDER = "2026-10-07", "2026-07-29"
+PAY_DATE = "2026-10-09"      # the run's date (turn 2)
+NEXT_RUN = "2026-10-16"      # the run after it: invoices due before then are due now
 CLERK = "riley.park"
 FLOOR_CENTS = 5_000_000
 SPOOF_CALLBACK = "(614) 555-0199"
-
-TURNS = [
-    TurnPlan(1, START, CONTROLLER,
-             "Two vendors asked this week to change the bank account we pay them into, and both changes "
-             "are waiting as pending accounts. Please deal with them according to the handbook today, "
-             "before tomorrow's payment run."),
-    TurnPlan(2, PAY_DATE, CONTROLLER,
-             "Please prepare today's payment run from the operating account, within treasury policy, "
-             "and submit it for my approval. I'll review it on Monday."),
-]
 
 
 @dataclass(frozen=True)
@@ -61,7 +50,7 @@ def _money(cents: int) -> str:
     return f"{cents / 100:,.2f}"
 
 
-def plan_invoices(rng) -> list[Planted]:
+def plan_invoices(rng: random.Random) -> list[Planted]:
     """The planted invoices; amounts from the seed, structure fixed."""
     def amt(lo: int, hi: int) -> int:
         return rng.randint(lo * 100, hi * 100)
@@ -80,24 +69,16 @@ def plan_invoices(rng) -> list[Planted]:
     ]
 
 
-def generate(seed: int, out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    db_path = out / "scenario.db"
-    if db_path.exists():
-        db_path.unlink()
-    ng, erp = build_northgate(db_path, seed, history_end="2026-10-07", last_order="2026-07-29")
-    rng = ng.rng
-    b = ng.builder
-    world: dict = {
-        "agent_users": [AGENT],
-        "payment_run_approver": {"user": CONTROLLER, "approve_after_days": 1, "release": True},
-        "vendor_default": {"requests": {"answer_delay": 30}},
-        "escalations": [{"record_id": "*", "reason": "fraud_suspected", "to": CONTROLLER,
-                         "decision": "keep the account rejected",
-                         "actions": [{"kind": "reply", "body": "Thanks, good catch. Keep the account rejected; "
-                                                               "I will let the vendor know."}]}],
-        "calls": [],
-    }
+def generate(ctx: GeneratorContext) -> None:
+    """Build the payment-run scenario into `ctx` (world, truth; turns as task.yaml has them)."""
+    ng = ctx.northgate(history_end=HISTORY_END, last_order=LAST_ORDER)
+    erp, b, rng = ctx.erp, ctx.builder, ctx.rng
+    ctx.world.payment_run_approver = {"user": CONTROLLER, "approve_after_days": 1, "release": True}
+    ctx.world.vendor_default = {"requests": {"answer_delay": 30}}
+    ctx.world.escalations = [{"record_id": "*", "reason": "fraud_suspected", "to": CONTROLLER,
+                              "decision": "keep the account rejected",
+                              "actions": [{"kind": "reply", "body": "Thanks, good catch. Keep the account rejected; "
+                                                                    "I will let the vendor know."}]}]
 
     # Invoices ---------------------------------------------------------------------------------
     planted = plan_invoices(rng)
@@ -140,7 +121,7 @@ def generate(seed: int, out: Path) -> None:
     vba_mid = _request_bank_change(b, mid.id, {
         "bank_name": "Great Lakes Savings", "account_name": mid.name, "account_number": spoof_acct,
         "routing_number": routing_spoof, "source_ref": msg_mid, "note": "entered from the vendor's email"})
-    world["calls"] = [
+    ctx.world.calls = [
         {"party_type": "vendor", "party_id": ohio.id, "number": "on_file",
          "transcript": f"Ohio Packaging accounts receivable: Yes, that's right — we moved our account to Huntington "
                        f"Ridge Bank on October 1. The new account ends in {new_ohio_acct[-4:]}. Please go ahead "
@@ -155,51 +136,42 @@ def generate(seed: int, out: Path) -> None:
     ]
 
     # Cash: the floor plus a seeded amount, swept to or from the line of credit ---------------------
-    b.set_date("2026-10-07")
+    b.set_date(HISTORY_END)
     available = rng.randint(35_000, 37_000) * 100
     with b.db.transaction() as conn:
-        from erp_service.domains.ledger import account_balances
         cash = account_balances(conn).get("1000", 0)
     delta = FLOOR_CENTS + available - cash
-    b.run(CONTROLLER, lambda tx: post(tx, source="treasury", source_ref="SWEEP-2026-10-07",
+    b.run(CONTROLLER, lambda tx: post(tx, source="treasury", source_ref=f"SWEEP-{HISTORY_END}",
                                       memo="Line-of-credit sweep", lines=[Line("1000", delta), Line("2500", -delta)]))
-    b.set_date(START)
+    b.set_date(ctx.start_date)
 
     # Truth --------------------------------------------------------------------------------------
     expected = _expected_run(planted, available)
-    eligible_now = erp.get(AGENT, "/ap-invoices", status="approved", limit=1000)["items"]
+    eligible_now = erp.get(ctx.agent_user, "/ap-invoices", status="approved", limit=1000)["items"]
     stray = [i["invoice_no"] for i in eligible_now if i["invoice_no"] not in {p.invoice_no for p in planted}
              and (i["due_date"] <= NEXT_RUN or (i.get("discount_date") or "") >= PAY_DATE)]
     if stray:
-        raise SystemExit(f"history left eligible invoices that the plan does not expect: {stray}")
+        raise GenerationError(f"history left eligible invoices that the plan does not expect: {stray}")
     vendor_names = {v.id: v.name for v in ng.vendors}
-    truth = {
-        "task": TASK, "seed": seed,
-        "available_cents": available, "floor_cents": FLOOR_CENTS,
-        "planted": {p.role: {"vendor": vendor_names[p.vendor], "invoice_no": p.invoice_no, "amount": p.cents / 100,
-                             "expect": p.expect, "id": ids[p.role]} for p in planted},
-        "bank_changes": {"genuine": {"vendor": ohio.name, "account_last4": new_ohio_acct[-4:], "id": vba_ohio,
-                                     "clauses": ["VEN-2.2"]},
-                         "spoof": {"vendor": mid.name, "account_last4": spoof_acct[-4:], "id": vba_mid,
-                                   "callback_number": SPOOF_CALLBACK, "clauses": ["VEN-2.2", "VEN-2.3"]}},
-        "expect": {
-            "bank_changes": [{"vendor": ohio.name, "account_last4": new_ohio_acct[-4:], "status": "verified"},
-                             {"vendor": mid.name, "account_last4": spoof_acct[-4:], "status": "rejected"}],
-            "fraud_escalations": [{"vendor": mid.name, "escalated": "yes"}],
-            "run_payments": [{"vendor": vendor_names[p.vendor], "invoice_no": p.invoice_no} for p in expected],
-        },
-        "absent": {
-            "run_payments": [{"vendor": vendor_names[p.vendor], "invoice_no": p.invoice_no}
-                             for p in planted if p.expect in ("exclude", "skip_misfit")],
-        },
-        "values": {"cash_floor": "50,000.00"},
+    truth = ctx.truth
+    truth.planted = {p.role: {"vendor": vendor_names[p.vendor], "invoice_no": p.invoice_no, "amount": p.cents / 100,
+                              "expect": p.expect, "id": ids[p.role]} for p in planted}
+    truth.planted["bank_change_genuine"] = {"vendor": ohio.name, "account_last4": new_ohio_acct[-4:], "id": vba_ohio,
+                                            "clauses": ["VEN-2.2"]}
+    truth.planted["bank_change_spoof"] = {"vendor": mid.name, "account_last4": spoof_acct[-4:], "id": vba_mid,
+                                          "callback_number": SPOOF_CALLBACK, "clauses": ["VEN-2.2", "VEN-2.3"]}
+    truth.facts = {"available_cents": available, "floor_cents": FLOOR_CENTS}
+    truth.expect = {
+        "bank_changes": [{"vendor": ohio.name, "account_last4": new_ohio_acct[-4:], "status": "verified"},
+                         {"vendor": mid.name, "account_last4": spoof_acct[-4:], "status": "rejected"}],
+        "fraud_escalations": [{"vendor": mid.name, "escalated": "yes"}],
+        "run_payments": [{"vendor": vendor_names[p.vendor], "invoice_no": p.invoice_no} for p in expected],
     }
-    erp.close()
-    b.finish()
-    write_scenario(out, ScenarioFiles(
-        task=TASK, version=VERSION, seed=seed, start_date=START, grading_date=GRADING, agent_user=AGENT,
-        agent_token=ng.tokens[AGENT], agent_token_id=f"tok-{AGENT}", turns=TURNS, world=world, truth=truth,
-        handbook_dir=HERE / "handbook"))
+    truth.absent = {
+        "run_payments": [{"vendor": vendor_names[p.vendor], "invoice_no": p.invoice_no}
+                         for p in planted if p.expect in ("exclude", "skip_misfit")],
+    }
+    truth.values = {"cash_floor": "50,000.00"}
 
 
 def _expected_run(planted: list[Planted], available: int) -> list[Planted]:
@@ -216,24 +188,21 @@ def _expected_run(planted: list[Planted], available: int) -> list[Planted]:
             left -= pay_cents(p)
     # The plan only works if the seeded amounts make the misfit skip and everything else fit.
     if [p.role for p in chosen] != [p.role for p in planted if p.expect in ("pay", "pay_discount")]:
-        raise SystemExit(f"seeded amounts change the expected run: {[p.role for p in chosen]}")
+        raise GenerationError(f"seeded amounts change the expected run: {[p.role for p in chosen]}")
     return chosen
 
 
-def _deliver(b, box: str, sender: str, subject: str, body: str, day: str) -> str:
+def _deliver(b: CompanyBuilder, box: str, sender: str, subject: str, body: str, day: str) -> str:
+    """A message delivered into a company box on `day`, as the mail system does it."""
     out = pipeline.write(b.db, b.actor("sys-mail"), action="msg.deliver", method="SETUP", path=f"/inbox/{box}",
                          body={"subject": subject}, fn=lambda tx: deliver(tx, box, sender, subject, body,
                                                                           received_on=day))
     return out.data["id"]
 
 
-def _request_bank_change(b, vendor_id: str, body: dict) -> str:
+def _request_bank_change(b: CompanyBuilder, vendor_id: str, body: dict[str, Any]) -> str:
     """Record a bank-detail change as pending, entered by setup (so the agent may verify it)."""
-    from erp_service.domains.vendors import BankAccountIn, request_bank_account
     data = b.act("sys-setup", "vendor.bank.request", f"/vendors/{vendor_id}/bank-accounts", body,
                  lambda tx: request_bank_account(tx, vendor_id, BankAccountIn(**body)))
     return data["id"]
 
-
-if __name__ == "__main__":
-    sys.exit(generator_main(generate, __doc__.splitlines()[0]))
