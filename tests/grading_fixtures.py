@@ -12,8 +12,13 @@ version: 1
 band: clerical
 title: A tiny pack
 agent_user: hannah
-turns: 1
+start_date: 2026-10-08
 grading_date: 2026-10-13
+turns:
+  - date: 2026-10-08
+    from_user: priya
+    request: Pay the vendors.
+    budget_s: 60
 checks:
   - name: payments set
     type: state_set
@@ -67,6 +72,31 @@ def write_pack(root: Path, slug: str = "tiny", *, task: str | None = None, polic
 
         handbook.write(slug, root)
     return d
+
+
+# A generator for the tiny pack: a small company of its own with a `pays` table the projection
+# reads, and the truth rows the tests' reference runners produce.
+TINY_GENERATOR = """\
+from tasks.context import GeneratorContext
+
+
+def generate(ctx: GeneratorContext) -> None:
+    b = ctx.create_company("Tiny Co")
+    b.add_user("hannah", "Hannah Brooks", roles=["ap_supervisor"], title="AP supervisor")
+    b.add_user("priya", "Priya Raman", roles=["controller"], title="Controller")
+    ctx.issue_token("hannah", f"secret-hannah-{ctx.seed}")
+    b.db.raw("CREATE TABLE pays (vendor TEXT, invoice_no TEXT, amount REAL)")
+    ctx.truth.expect = {"pays": [{"vendor": "Ohio", "amount": 100}]}
+    ctx.truth.absent = {"pays": [{"vendor": "Held Co"}]}
+"""
+
+
+def write_generator(pack_dir: Path, text: str = TINY_GENERATOR) -> Path:
+    """Write a pack's generator.py (and the __init__.py that makes the folder a package)."""
+    (pack_dir / "__init__.py").write_text("")
+    path = pack_dir / "generator.py"
+    path.write_text(textwrap.dedent(text))
+    return path
 
 
 _NEXT_ID = [0]
