@@ -9,15 +9,9 @@ import pytest
 from orchestrator.grading.audit import AuditContext
 from orchestrator.grading.checks import CHECKS, CheckContext, numbers_in
 from orchestrator.grading.projections import Table, connect_ro, fmt_value, run_projection
-from tasks.packs import (
-    LedgerTiesCheck,
-    NotFooledCheck,
-    StateSetCheck,
-    StateUnchangedCheck,
-    StateValuesCheck,
-    TextNumbersPresentCheck,
-    TextSentenceMatchesCheck,
-)
+from tasks.checks.ledger import LedgerTiesCheck
+from tasks.checks.state import StateSetCheck, StateUnchangedCheck, StateValuesCheck
+from tasks.checks.text import NotFooledCheck, TextNumbersPresentCheck, TextSentenceMatchesCheck
 
 
 def T(cols, *rows) -> Table:
