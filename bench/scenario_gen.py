@@ -54,10 +54,9 @@ def main(argv: list[str] | None = None) -> int:
         wall, cpu, requests = _run([py, "-c", COMPANY_ONLY.format(repo=str(REPO), path=str(db), seed=args.seeds[0])])
         print(f"company build (seed {args.seeds[0]}): {wall:6.1f} s wall {cpu:6.1f} s cpu  "
               f"{db.stat().st_size / 1e6:5.2f} MB  {requests} requests")
-        gen = REPO / "tasks" / args.task / "gen.py"
         for seed in args.seeds:
             out = Path(tmp) / f"{args.task}-{seed}"
-            wall, cpu, _ = _run([py, str(gen), "--seed", str(seed), "--out", str(out)])
+            wall, cpu, _ = _run([py, "-m", "tasks.generate", "--task", args.task, "--seed", str(seed), "--out", str(out)])
             size = (out / "scenario.db").stat().st_size
             print(f"{args.task} seed {seed}:        {wall:6.1f} s wall {cpu:6.1f} s cpu  {size / 1e6:5.2f} MB")
     return 0
