@@ -44,7 +44,8 @@ def test_local_turn_subprocess(local, tmp_path):
             "system.json": json.dumps(system).encode(),
             "context.json": json.dumps({"turn": 1, "date": "2026-10-08", "agent_user": "x", "budget_s": 30}).encode(),
         }
-        run = sb.run_turn(TurnLaunch(n=1, files=files, env={"ERP_URL": "http://127.0.0.1:9", "ERP_TOKEN": "t", "TURN_BUDGET_S": "30"},
+        env = {"ERP_URL": "http://127.0.0.1:9", "ERP_TOKEN": "t", "TURN_BUDGET_S": "30"}
+        run = sb.run_turn(TurnLaunch(n=1, files=files, env=env,
                                      budget_s=30, host_turn_dir=paths.turn_dir(1), log_path=paths.turn_log(1)))
         assert run.exit_code == 0 and not run.timed_out, paths.turn_log(1).read_text()
         assert (sb.workspace / "note-1.txt").read_text() == "hello"
