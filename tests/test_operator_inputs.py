@@ -198,3 +198,23 @@ def test_progress_lines_keep_brackets_and_say_interrupted():
     out = buf.getvalue()
     assert "/path[@n]" in out
     assert "INTERRUPTED" in out and "INFRA_ERROR" not in out
+
+
+def test_systems_are_checked_before_the_engine(tmp_path, capsys, pack):
+    runs = tmp_path / "runs"
+    good = tmp_path / "systems.yaml"
+    good.write_text("systems:\n  sleeper:\n    argv: [sleep, '1']\n    mounts: ['./missing:/opt/x']\n")
+    cases = [
+        (["--systems", str(tmp_path / "nope.yaml")], "nope.yaml"),
+        (["--systems", str(good)], "mount"),
+        ([], "need a systems file"),
+    ]
+    for extra, needle in cases:
+        for argv in (["campaign", "--cells", "sleeper:payment-run"], ["attempt", "sleeper:payment-run", "--seed", "0"]):
+            assert main([*argv, *extra, "--runs-root", str(runs)]) == 2, (argv, extra)
+            err = capsys.readouterr().err
+            assert needle in err, err
+    good.write_text("systems:\n  other:\n    argv: [sleep, '1']\n")
+    assert main(["attempt", "sleeper:payment-run", "--seed", "0", "--systems", str(good), "--runs-root", str(runs)]) == 2
+    assert "'sleeper' is not defined" in capsys.readouterr().err
+    assert _nothing_written(runs)
