@@ -122,8 +122,9 @@ class AuditContext:
             self._tables[key] = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
         return self._tables[key]
 
-    def has_table(self, table: str) -> bool:
-        return bool(self.columns(table))
+    def has_table(self, table: str, conn: sqlite3.Connection | None = None) -> bool:
+        """True if `table` exists in the final database (or in `conn`, e.g. the start one)."""
+        return bool(self.columns(table, conn))
 
     def query(self, sql: str, params: dict[str, Any] | tuple = ()) -> list[dict[str, Any]]:
         """Rows of `sql` on the final database as dicts."""
