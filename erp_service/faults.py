@@ -15,12 +15,16 @@ the client gets the same 503), ``slow`` (commits; the real response after `delay
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from dataclasses import dataclass, field
 
 KINDS = ("fail_before", "lost_response", "slow")
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 DEFAULT_SLOW_DELAY_S = 130.0  # longer than the erp command's 120-second timeout
+#: The longest delay a `slow` fault may declare: past the longest turn budget a delay only
+#: holds a request (and the ERP's worker) forever; `inf` or `nan` would hang it for good.
+MAX_DELAY_S = 3600.0
 
 
 class FaultSpecError(ValueError):
@@ -171,6 +175,8 @@ def parse_fault_spec(text: str | None, profiles: dict[str, str] | None = None) -
                 raise FaultSpecError(f"bad parameter in {head!r}: {exc}") from exc
             if kv:
                 raise FaultSpecError(f"unknown parameter(s) {sorted(kv)} in {head!r}")
+            if prof.max_hits is not None and prof.max_hits < 0:
+                raise FaultSpecError(f"max must be 0 or more in {head!r}")
             if not 0 <= prof.rate <= 1 or not 0 <= prof.lost <= 1:
                 raise FaultSpecError(f"rate and lost must be between 0 and 1 in {head!r}")
             plan.profiles.append(prof)
@@ -187,12 +193,23 @@ def parse_fault_spec(text: str | None, profiles: dict[str, str] | None = None) -
         nth = int(m["nth"] or 1)
         if nth < 1:
             raise FaultSpecError(f"@n must be 1 or more in {head!r}")
-        try:
-            delay = float(kv.pop("delay", DEFAULT_SLOW_DELAY_S))
-        except ValueError as exc:
-            raise FaultSpecError(f"bad delay in {head!r}") from exc
+        delay = _delay(kv.pop("delay", None), head)
         if kv:
             raise FaultSpecError(f"unknown parameter(s) {sorted(kv)} in {head!r}")
         plan.rules.append(FaultRule(kind=kind, method=m["method"].upper(), pattern=m["path"], nth=nth,
                                     delay_s=delay))
     return plan
+
+
+def _delay(text: str | None, head: str) -> float:
+    """The delay of a `slow` rule in seconds: a finite number from 0 to `MAX_DELAY_S`."""
+    if text is None:
+        return DEFAULT_SLOW_DELAY_S
+    try:
+        delay = float(text)
+    except ValueError:
+        raise FaultSpecError(f"bad delay {text!r} in {head!r}: expected seconds, e.g. delay=130") from None
+    if not math.isfinite(delay) or not 0 <= delay <= MAX_DELAY_S:
+        raise FaultSpecError(f"delay {text!r} in {head!r} is out of range: "
+                             f"give a number of seconds from 0 to {MAX_DELAY_S:g}")
+    return delay

@@ -125,6 +125,11 @@ def start_server(tmp_path: Path, db: Path, *, faults: str | None = None, world: 
                 ready_seen.set()
         ready_seen.set()   # end of output: the process has gone
     threading.Thread(target=read, daemon=True).start()
+
+    def drain_stderr() -> None:   # an unread pipe would block the server once it fills
+        for _ in proc.stderr:  # type: ignore[union-attr]
+            pass
+    threading.Thread(target=drain_stderr, daemon=True).start()
     ready_seen.wait(READY_TIMEOUT_S)
     try:
         ready = next((json.loads(x) for x in lines if '"ready"' in x), None)

@@ -1,9 +1,15 @@
 """The agent API: FastAPI app with every domain router, problem+json errors and audit of
-requests that fail before reaching a service function."""
+requests that fail before reaching a service function.
+
+Failures of the storage (a full disk, an I/O error, a database locked by another process) are
+503 ``storage_unavailable`` problems, audited where the audit row can still be written; any
+other unexpected exception is a 500 ``server_error``. Neither is ever a plain-text answer."""
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
+import sqlalchemy.exc
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
@@ -13,6 +19,7 @@ from ..kernel import pipeline
 from ..kernel.db import Database
 from ..kernel.errors import Problem, invalid
 from .api import ErpJSONResponse, resolve_token, route_action
+from .limits import RequestLimits
 
 API_TITLE = "bb-erp"
 API_VERSION = "1.0.0"
@@ -84,9 +91,15 @@ def install_error_handlers(app: FastAPI) -> None:
     async def audit_and_render(request: Request, problem: Problem) -> ProblemResponse:
         db: Database = request.app.state.db
         if not problem.audited:
-            pipeline.audit_failure(db, _actor_of(request), method=request.method, path=request.url.path,
-                                   action=route_action(request), problem=problem,
-                                   request=await _request_body(request))
+            try:
+                pipeline.audit_failure(db, _actor_of(request), method=request.method, path=request.url.path,
+                                       action=route_action(request), problem=problem,
+                                       request=await _request_body(request))
+            except Exception as exc:
+                if db.note_failure(exc) is None:
+                    raise
+                # A refusal that cannot be audited is not answered as if it were: the storage failed.
+                problem = storage_unavailable()
         return problem_response(db, problem)
 
     @app.exception_handler(Problem)
@@ -104,19 +117,45 @@ def install_error_handlers(app: FastAPI) -> None:
         elif exc.status_code == 405:
             problem = Problem(405, "method_not_allowed",
                               f"{request.method} is not allowed on {request.url.path}.", outcome="invalid")
+        elif exc.status_code == 400:   # FastAPI could not read the body: malformed input, 422
+            problem = invalid(f"The request body could not be read: {exc.detail}")
         else:
             problem = Problem(exc.status_code, "http_error", str(exc.detail), outcome="invalid")
         return await audit_and_render(request, problem)
 
+    # Database and OS errors are handled in the exception middleware (not re-raised after the
+    # answer, as the catch-all below is, which would also drop the keep-alive connection).
+    @app.exception_handler(sqlalchemy.exc.DBAPIError)
+    @app.exception_handler(sqlite3.Error)
+    @app.exception_handler(OSError)
     @app.exception_handler(Exception)
     async def _crash(request: Request, exc: Exception):
         db: Database = request.app.state.db
+        cause = db.note_failure(exc)
+        body = await _request_body(request)
+        problem = storage_unavailable() if cause else \
+            Problem(500, "server_error", "The ERP failed to handle this request.")
         try:
-            pipeline.audit_crash(db, _actor_of(request), method=request.method, path=request.url.path,
-                                 action=route_action(request), request=await _request_body(request), exc=exc)
-        finally:
-            pass
-        return problem_response(db, Problem(500, "server_error", "The ERP failed to handle this request."))
+            if cause:   # the cause goes to the audit log (the host's), not to the agent
+                pipeline.audit_failure(db, _actor_of(request), method=request.method, path=request.url.path,
+                                       action=route_action(request), problem=problem,
+                                       request={"request": body, "storage_error": cause})
+            else:
+                pipeline.audit_crash(db, _actor_of(request), method=request.method, path=request.url.path,
+                                     action=route_action(request), request=body, exc=exc)
+        except Exception as audit_exc:  # noqa: BLE001 — the answer goes out even when the audit cannot
+            audit_cause = db.note_failure(audit_exc)
+            if audit_cause and not cause:
+                problem = storage_unavailable()
+        return problem_response(db, problem)
+
+
+def storage_unavailable() -> Problem:
+    """The 503 problem of a storage failure (its cause goes to the audit row, never to the
+    agent's answer)."""
+    return Problem(503, "storage_unavailable",
+                   "The ERP cannot use its storage right now; nothing was changed. Try again later.",
+                   outcome="error")
 
 
 def operation_id_of(route: APIRoute) -> str:
@@ -151,6 +190,7 @@ def create_app(db: Database, world: Any = None) -> FastAPI:
     app.state.world = world if world is not None else World({})
     app.state.token_cache = {}
     install_error_handlers(app)
+    app.add_middleware(RequestLimits)
     for router in ROUTERS:
         app.include_router(router)
     return app

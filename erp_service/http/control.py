@@ -1,8 +1,12 @@
 """The control API: the host's handle on one attempt (contracts §3). It listens on its own
-address, accepts only the control token, and never shares a route with the agent API."""
+address, accepts only the control token, and never shares a route with the agent API.
+
+Every error is application/problem+json. A storage failure (full disk, I/O error, the database
+locked by another process) is a 503 ``storage_unavailable`` naming its cause — the host needs
+the cause, unlike the agent — and `/control/health` answers 503 while the storage cannot take a
+write, so the host never reads "ok" from an ERP that cannot carry out the next request."""
 from __future__ import annotations
 
-import datetime as dt
 import hmac
 import os
 import tempfile
@@ -10,12 +14,14 @@ from collections.abc import Callable
 from typing import Any
 
 from fastapi import Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import select
 
 from ..canonical import canonical_hash
+from ..kernel.dates import IsoDate
 from ..kernel.db import Database
 from ..kernel.schema import audit_events
 from ..sim import AdvanceError, World, advance
@@ -26,7 +32,13 @@ _bearer = HTTPBearer(auto_error=False)
 
 class AdvanceIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    to: dt.date
+    to: IsoDate
+
+
+def _problem(status: int, code: str, detail: str, **extra: Any) -> JSONResponse:
+    return JSONResponse({"type": f"https://bb-erp.dev/errors/{code}", "title": code, "status": status,
+                         "code": code, "detail": detail, **extra},
+                        status_code=status, media_type="application/problem+json")
 
 
 def _audit_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -49,13 +61,29 @@ def create_control_app(db: Database, world: World, token: str, fault_log: FaultL
 
     @app.exception_handler(_Unauthorized)
     async def _unauth(request: Request, exc: Exception):
-        return JSONResponse({"code": "unauthorized", "detail": "The control token is required."},
-                            status_code=401, media_type="application/problem+json")
+        return _problem(401, "unauthorized", "The control token is required.")
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError):
+        first = (exc.errors() or [{}])[0]
+        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "request"
+        return _problem(422, "invalid", f"{where}: {first.get('msg', 'invalid value')}.")
+
+    @app.exception_handler(Exception)
+    async def _crash(request: Request, exc: Exception):
+        cause = db.note_failure(exc)
+        if cause is not None:
+            return _problem(503, "storage_unavailable", f"The ERP's storage failed: {cause}.")
+        return _problem(500, "server_error", f"{type(exc).__name__}: {exc}")
 
     guard = [Depends(require_token)]
 
     @app.get("/control/health", dependencies=guard)
     def health():
+        state = db.storage_health()
+        if not state.ok:
+            return _problem(503, "storage_unavailable", f"The ERP cannot write: {state.detail}.", ok=False,
+                            last_storage_error=db.last_storage_error)
         return {"ok": True, "business_date": db.business_date()}
 
     @app.post("/control/advance", dependencies=guard)
@@ -63,10 +91,13 @@ def create_control_app(db: Database, world: World, token: str, fault_log: FaultL
         try:
             days = advance(db, world, body.to.isoformat())
         except ValueError as exc:
-            return JSONResponse({"code": "bad_date", "detail": str(exc)}, status_code=409)
+            return _problem(409, "bad_date", str(exc))
         except AdvanceError as exc:
-            return JSONResponse({"code": "advance_failed", "detail": str(exc), "day": exc.day,
-                                 "business_date": db.business_date()}, status_code=409)
+            cause = db.note_failure(exc)
+            if cause is not None:   # the storage failed, not the day's work: nothing to fix in the world
+                return _problem(503, "storage_unavailable", f"The ERP's storage failed on {exc.day}: {cause}.",
+                                day=exc.day)
+            return _problem(409, "advance_failed", str(exc), day=exc.day, business_date=db.business_date())
         return {"business_date": db.business_date(), "days": days}
 
     @app.post("/control/flush", dependencies=guard)

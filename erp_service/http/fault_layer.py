@@ -17,6 +17,7 @@ from sqlalchemy import func, select
 from ..faults import FaultPlan
 from ..kernel.db import Database
 from ..kernel.schema import audit_events
+from .limits import MAX_BODY_BYTES
 
 UNAVAILABLE_BODY = json.dumps({
     "type": "https://bb-erp.dev/errors/service_unavailable", "title": "service_unavailable",
@@ -65,11 +66,18 @@ class FaultLayer:
             await self.app(scope, receive, send)
             return
         chunks = []
+        size = 0
         more = True
         while more:
             message = await receive()
             chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
             more = message.get("more_body", False)
+            if more and size > MAX_BODY_BYTES:
+                # Too big for the ERP to take: no fault is decided (it counts as no request),
+                # and the limits layer inside answers it without this layer holding it all.
+                await self.app(scope, _chained(chunks, receive), send)
+                return
         body = b"".join(chunks)
         replayed = False
 
@@ -121,10 +129,21 @@ class FaultLayer:
             await _send_unavailable(send)
 
 
+def _chained(chunks: list[bytes], receive):
+    """A receive that gives back what was already read (as one message), then the rest."""
+    pending = [b"".join(chunks)]
+
+    async def chained():
+        if pending:
+            return {"type": "http.request", "body": pending.pop(), "more_body": True}
+        return await receive()
+    return chained
+
+
 def _body_hash(body: bytes) -> str:
     try:
         canon = json.dumps(json.loads(body), sort_keys=True, separators=(",", ":")).encode() if body else b""
-    except ValueError:
+    except (ValueError, RecursionError):   # not JSON, or nested past the parser's limit
         canon = body
     return hashlib.sha256(canon).hexdigest()
 

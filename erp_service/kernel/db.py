@@ -17,6 +17,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import StaticPool
 
 from .schema import meta, metadata
+from .storage import StorageHealth, probe_write, storage_cause
 
 
 def make_engine(path: str | Path) -> Engine:
@@ -51,6 +52,8 @@ class Database:
         self.engine = make_engine(self.path)
         self.conn: Connection = self.engine.connect()
         self.lock = threading.RLock()
+        #: The cause of the last storage failure a request met, or None (shown by the health check).
+        self.last_storage_error: str | None = None
 
     @classmethod
     def create(cls, path: str | Path) -> Database:
@@ -85,12 +88,40 @@ class Database:
             raise RuntimeError("database has no business_date: not a scenario database")
         return row.value
 
+    def note_failure(self, exc: BaseException) -> str | None:
+        """Remember `exc` if it is a storage failure; its cause, or None for any other error."""
+        cause = storage_cause(exc)
+        if cause is not None:
+            self.last_storage_error = cause
+        return cause
+
+    def storage_health(self) -> StorageHealth:
+        """Whether the next write can succeed: a file can be written and synced beside the
+        database, and the write lock can be taken (and released) on this connection."""
+        problem = probe_write(self.path.parent)
+        if problem is not None:
+            return StorageHealth(False, problem)
+        try:
+            with self.lock:
+                self.raw("BEGIN IMMEDIATE")
+                self.raw("ROLLBACK")
+            self.business_date()
+        except Exception as exc:  # noqa: BLE001 — any failure here is the answer
+            return StorageHealth(False, storage_cause(exc) or f"{type(exc).__name__}: {exc}")
+        return StorageHealth(True)
+
     def raw(self, sql: str) -> None:
         """Run a statement outside any transaction (PRAGMA, VACUUM) on the driver connection."""
         with self.lock:
             if self.conn.in_transaction():
                 raise RuntimeError(f"{sql!r} cannot run inside a transaction")
-            self.conn.connection.driver_connection.execute(sql)
+            self._driver().execute(sql)
+
+    def _driver(self) -> sqlite3.Connection:
+        driver = self.conn.connection.driver_connection
+        if driver is None:  # only after close()
+            raise RuntimeError(f"the database {self.path} is closed")
+        return driver
 
     def checkpoint(self) -> None:
         """Move the WAL into the main file so a file copy is complete."""
@@ -99,7 +130,7 @@ class Database:
     def backup_to(self, dest: str | Path) -> None:
         """Write a consistent copy of the database to `dest` (SQLite online backup)."""
         with self.lock:
-            src = self.conn.connection.driver_connection
+            src = self._driver()
             target = sqlite3.connect(str(dest))
             try:
                 src.backup(target)
