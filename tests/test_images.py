@@ -12,7 +12,17 @@ from pathlib import Path
 import docker
 import pytest
 
-from orchestrator.images import AGENT_IMAGE, ERP_IMAGE, ImageSet, config, ensure_images, planned_tags
+from orchestrator.images import (
+    AGENT_CLAUDE_IMAGE,
+    AGENT_IMAGE,
+    ERP_IMAGE,
+    GATEWAY_IMAGE,
+    ImageSet,
+    config,
+    ensure_images,
+    ensure_variant,
+    planned_tags,
+)
 from orchestrator.images.app import app_content_hash
 from orchestrator.images.base import base_packages
 from orchestrator.images.hashing import tree_files
@@ -24,7 +34,8 @@ from orchestrator.images.wheelhouse import canonical_name, read_pins
 FORBIDDEN = {
     # role: top-level packages that must not exist anywhere in the image
     "erp": ("agent_sandbox", "tasks", "orchestrator"),
-    "agent": ("erp_service", "tasks", "orchestrator"),
+    "agent": ("erp_service", "tasks", "orchestrator", "model_gateway"),
+    "gateway": ("erp_service", "agent_sandbox", "tasks", "orchestrator"),
 }
 
 
@@ -41,6 +52,7 @@ def _pyproject_pins() -> dict[str, str]:
 @pytest.mark.parametrize("spec,direct", [
     (ERP_IMAGE, {"fastapi", "starlette", "uvicorn", "sqlalchemy", "pydantic", "pyyaml", "structlog"}),
     (AGENT_IMAGE, {"httpx", "pyyaml"}),
+    (GATEWAY_IMAGE, {"fastapi", "starlette", "uvicorn", "pydantic", "pyyaml", "httpx"}),
 ])
 def test_requirements_pin_what_pyproject_pins(spec, direct):
     pins = read_pins(spec.requirements)
@@ -95,7 +107,7 @@ def test_hash_of_a_missing_package_is_defined(tmp_path):
 
 def test_planned_tags_are_content_hash_tags():
     tags = planned_tags()
-    assert set(tags) == {"base", "erp", "agent"}
+    assert set(tags) == {"base", "erp", "agent", "gateway", "agent-claude"}
     for role, tag in tags.items():
         repository, _, digest = tag.partition(":")
         assert repository == f"pb-{role}" and re.fullmatch(r"[0-9a-f]{12}", digest)
@@ -150,6 +162,7 @@ def test_images_exist_with_labels(images: ImageSet, docker_client):
             assert labels.get(key), f"{ref.tag} lacks {key}"
     assert images.erp.labels[config.LABEL_BASE_ID] == images.base.id
     assert images.agent.labels[config.LABEL_BASE_ID] == images.base.id
+    assert images.gateway.labels[config.LABEL_BASE_ID] == images.base.id
 
 
 @pytest.mark.docker
@@ -174,7 +187,8 @@ def test_agent_image_user_paths_and_erp_command(images: ImageSet, docker_client)
 
 
 @pytest.mark.docker
-@pytest.mark.parametrize("role,package", [("agent", "agent_sandbox"), ("erp", "erp_service")])
+@pytest.mark.parametrize("role,package", [("agent", "agent_sandbox"), ("erp", "erp_service"),
+                                          ("gateway", "model_gateway")])
 def test_image_holds_only_its_own_package(images: ImageSet, docker_client, role, package):
     ref = images.by_role(role)
     code, out = run_in(docker_client, ref.tag, [config.PYTHON, "-c", _code_locations_script(FORBIDDEN[role])])
@@ -209,11 +223,13 @@ print(json.dumps({"missing": missing, "other": other}))
 _RUNS_IN_IMAGE = {
     "erp": ["*"],
     "agent": ["agent_sandbox.turn", "agent_sandbox.erp_cli", "agent_sandbox.client"],
+    "gateway": ["*"],
 }
 
 
 @pytest.mark.docker
-@pytest.mark.parametrize("role,package", [("agent", "agent_sandbox"), ("erp", "erp_service")])
+@pytest.mark.parametrize("role,package", [("agent", "agent_sandbox"), ("erp", "erp_service"),
+                                          ("gateway", "model_gateway")])
 def test_what_runs_in_the_image_finds_its_imports(images: ImageSet, docker_client, role, package):
     """A module importing a library its image lacks (not in the image's requirements, or another
     project package) is caught here rather than in the middle of an attempt."""
@@ -248,6 +264,45 @@ def test_erp_image_runs_unprivileged_with_its_dependencies(images: ImageSet, doc
         "sh", "-c", 'id -u; id -un; pwd; python -c "import fastapi, uvicorn, sqlalchemy, structlog; print(fastapi.__version__)"'])
     assert code == 0, out
     assert out.split() == ["1001", "erp", "/data", "0.165.0"]
+
+
+@pytest.mark.docker
+def test_gateway_image_runs_unprivileged_with_its_dependencies(images: ImageSet, docker_client):
+    code, out = run_in(docker_client, images.gateway.tag, [
+        "sh", "-c", 'id -u; id -un; pwd; python -c "import fastapi, uvicorn, httpx; print(httpx.__version__)";'
+        ' python -m model_gateway --help > /dev/null && echo help; test -f /opt/app/model_gateway/prices.yaml && echo prices'])
+    assert code == 0, out
+    assert out.split() == [str(config.GATEWAY_UID), config.GATEWAY_USER, config.GATEWAY_DIR, "0.28.1", "help", "prices"]
+
+
+def test_agent_claude_variant_hash_follows_the_agent_image_and_the_pin():
+    from orchestrator.images.variant import variant_content_hash, variant_dockerfile
+
+    first = variant_content_hash(AGENT_CLAUDE_IMAGE, "pb-base:x")
+    assert variant_content_hash(AGENT_CLAUDE_IMAGE, "pb-base:x") == first
+    assert variant_content_hash(AGENT_CLAUDE_IMAGE, "pb-base:y") != first
+    assert read_pins(AGENT_CLAUDE_IMAGE.requirements) == {"claude-agent-sdk": "0.2.184"}
+    lines = variant_dockerfile(AGENT_CLAUDE_IMAGE).splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("FROM "))
+    # the CLI's layer comes right after FROM, so the layer cache keeps it across agent edits
+    assert lines[at + 1:].index("COPY cli/ /usr/local/bin/") < lines[at + 1:].index("COPY pb/ /opt/pb/")
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_agent_claude_image_carries_the_cli_offline(images: ImageSet, docker_client):
+    ref = ensure_variant(docker_client, "agent-claude")
+    assert ref.tag == planned_tags()["agent-claude"]
+    assert ref.labels[config.LABEL_BASE_ID] == images.base.id
+    code, out = run_in(docker_client, ref.tag, [
+        "sh", "-c", f"id -u; {config.CLAUDE_COMMAND} --version; command -v erp; cat /proc/1/comm"], init=True)
+    assert code == 0, out
+    uid, version, *rest = out.strip().splitlines()
+    assert uid == str(config.AGENT_UID)  # non-root: claude refuses to skip permissions as root
+    assert version.startswith("2.1.327")
+    assert rest == ["/usr/local/bin/erp", "docker-init"]
+    again = ensure_variant(docker_client, "agent-claude")
+    assert not again.built and again.id == ref.id
 
 
 @pytest.mark.docker

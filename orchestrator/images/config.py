@@ -92,8 +92,44 @@ class AppImageSpec:
 
 ERP_IMAGE = AppImageSpec(role="erp", repository="pb-erp", package="erp_service")
 AGENT_IMAGE = AppImageSpec(role="agent", repository="pb-agent", package="agent_sandbox", extra_files=("erp",))
-APP_IMAGES: tuple[AppImageSpec, ...] = (ERP_IMAGE, AGENT_IMAGE)
-ROLES = ("base", "erp", "agent")
+GATEWAY_IMAGE = AppImageSpec(role="gateway", repository="pb-gateway", package="model_gateway")
+APP_IMAGES: tuple[AppImageSpec, ...] = (ERP_IMAGE, AGENT_IMAGE, GATEWAY_IMAGE)
+GATEWAY_USER, GATEWAY_UID = "gateway", 1002
+GATEWAY_DIR = "/gateway"  # where the runtime puts the gateway's config, keys and control token
+
+
+@dataclass(frozen=True)
+class VariantImageSpec:
+    """An app image's build with extra files taken out of pinned wheels (see images/variant.py).
+
+    Built only when asked for (`ensure_variant`): the agent CLIs are large, and most runs
+    (scripted policies, the test suite) never need them."""
+
+    role: str  # "agent-claude"
+    repository: str  # "pb-agent-claude"
+    from_role: str  # the app image whose build it extends ("agent")
+    wheel: str  # canonical name of the pinned wheel the files come from
+    members: tuple[tuple[str, str], ...]  # (path inside the wheel, name in the context's pb/)
+
+    @property
+    def definition_dir(self) -> Path:
+        return IMAGES_DIR / self.role
+
+    @property
+    def dockerfile(self) -> Path:
+        return self.definition_dir / "Dockerfile"
+
+    @property
+    def requirements(self) -> Path:
+        return self.definition_dir / "requirements.txt"
+
+
+AGENT_CLAUDE_IMAGE = VariantImageSpec(
+    role="agent-claude", repository="pb-agent-claude", from_role="agent", wheel="claude-agent-sdk",
+    members=(("claude_agent_sdk/_bundled/claude", "claude"),))
+VARIANT_IMAGES: dict[str, VariantImageSpec] = {AGENT_CLAUDE_IMAGE.role: AGENT_CLAUDE_IMAGE}
+CLAUDE_COMMAND = "/usr/local/bin/claude"
+ROLES = ("base", "erp", "agent", "gateway")
 
 
 def cache_dir() -> Path:

@@ -42,13 +42,18 @@ def docker_client() -> docker.DockerClient:
 def planned_tags() -> dict[str, str]:
     """The tags the current sources would have, by role, without asking the engine."""
     base = base_tag()
-    return {"base": base} | {s.role: f"{s.repository}:{short(app_content_hash(s, base))}"
+    tags = {"base": base} | {s.role: f"{s.repository}:{short(app_content_hash(s, base))}"
                              for s in config.APP_IMAGES}
+    from .variant import variant_tag  # variant.py imports this module
+
+    for spec in config.VARIANT_IMAGES.values():
+        tags[spec.role] = variant_tag(spec, base)
+    return tags
 
 
 def ensure_images(client: docker.DockerClient | None = None, *, force: bool = False,
                   no_cache: bool = False, report: Report | None = None) -> ImageSet:
-    """Build whatever of base, ERP and agent images is missing or stale; return all three.
+    """Build whatever of base, ERP, agent and gateway images is missing or stale; return them.
 
     Cached by content hash: when nothing changed this only looks the tags up (well under a
     second). `force` rebuilds the images from the cached rootfs and wheelhouses; `no_cache`
@@ -72,6 +77,6 @@ def ensure_images(client: docker.DockerClient | None = None, *, force: bool = Fa
         # layers, not CPU, so on two cores this saves about a third of a cold build.
         futures = [pool.submit(ensure_app_image, client, spec, base, force=rebuild, no_cache=no_cache,
                                wheelhouse=wheelhouses.get(spec.role), report=say)
-                   for spec in (config.ERP_IMAGE, config.AGENT_IMAGE)]
-        erp, agent = (f.result() for f in futures)
-    return ImageSet(base=base, erp=erp, agent=agent)
+                   for spec in (config.ERP_IMAGE, config.AGENT_IMAGE, config.GATEWAY_IMAGE)]
+        erp, agent, gateway = (f.result() for f in futures)
+    return ImageSet(base=base, erp=erp, agent=agent, gateway=gateway)

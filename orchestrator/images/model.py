@@ -27,21 +27,23 @@ class ImageRef:
 
 @dataclass(frozen=True)
 class ImageSet:
-    """The three images of the project, ready on the engine."""
+    """The project's images, ready on the engine (variants such as agent-claude are built on
+    demand by `ensure_variant` and are not part of the set)."""
 
     base: ImageRef
     erp: ImageRef
     agent: ImageRef
+    gateway: ImageRef
 
     def __iter__(self):
-        return iter((self.base, self.erp, self.agent))
+        return iter((self.base, self.erp, self.agent, self.gateway))
 
     def by_role(self, role: str) -> ImageRef:
-        """The image of one role ("base", "erp" or "agent")."""
+        """The image of one role ("base", "erp", "agent" or "gateway")."""
         for ref in self:
             if ref.role == role:
                 return ref
-        raise KeyError(f"no image role {role!r}; roles are base, erp, agent")
+        raise KeyError(f"no image role {role!r}; roles are base, erp, agent, gateway")
 
     @property
     def built_any(self) -> bool:

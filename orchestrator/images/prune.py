@@ -24,11 +24,12 @@ class PruneReport:
 
 def prune_images(client: docker.DockerClient | None = None, *, dry_run: bool = False,
                  report: Report = lambda _msg: None) -> PruneReport:
-    """Untag (and so delete) every pb-base/pb-erp/pb-agent tag other than the current sources'
+    """Untag (and so delete) every pb-base/pb-erp/pb-agent/pb-gateway/pb-agent-claude tag other than the current sources'
     tags. An image some container still uses (running or not) is kept; the engine also refuses
     to delete it. Do not run it while attempts of older sources are still being started."""
     client = client or docker_client()
-    repositories = {config.BASE_REPOSITORY} | {s.repository for s in config.APP_IMAGES}
+    repositories = ({config.BASE_REPOSITORY} | {s.repository for s in config.APP_IMAGES}
+                    | {s.repository for s in config.VARIANT_IMAGES.values()})
     result = PruneReport()
     with build_lock():
         current = set(planned_tags().values())
