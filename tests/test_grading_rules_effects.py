@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from typing import Any
 
 import pytest
 from grading_fixtures import ev
@@ -41,10 +42,10 @@ def _run(rule: str, events: list, conn, **params) -> list:
 # ------------------------------------------------------------------ duplicate_effect, unit logs
 
 def _dispose(n: int, code: str = "processed", before: str | None = None, forward: str | None = None) -> dict:
-    imgs_b = {"message:MSG-1": {"id": "MSG-1", "direction": "in", "box": "ap", "disposition": before,
-                                "disposition_ref": None, "status": "received"},
-              f"disposition:{n}": None}
-    imgs_a = {"message:MSG-1": {**imgs_b["message:MSG-1"], "disposition": code},
+    msg: dict[str, Any] = {"id": "MSG-1", "direction": "in", "box": "ap", "disposition": before,
+                           "disposition_ref": None, "status": "received"}
+    imgs_b: dict[str, Any] = {"message:MSG-1": msg, f"disposition:{n}": None}
+    imgs_a: dict[str, Any] = {"message:MSG-1": {**msg, "disposition": code},
               f"disposition:{n}": {"id": n, "message_id": "MSG-1", "disposition": code, "note": "done"}}
     if forward:
         imgs_b[f"message:{forward}"] = None

@@ -1,6 +1,8 @@
 """Audit rules against audit logs written by the real bb-erp (its images, its tables)."""
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 from erp_company import build_company
 
@@ -30,13 +32,13 @@ def make_erp(tmp_path):
                          quality_hold=0)
     accts = {}
     for vid, acct in (("V-0101", "441722901183"), ("V-0202", "99007315562")):
+        change = BankAccountIn.model_validate({"bank_name": "First Ohio", "account_number": acct,
+                                               "routing_number": "041000124"})
         row = c.builder.act("sys-setup", "vendor.bank.request", f"/vendors/{vid}/bank-accounts", None,
-                            lambda tx, vid=vid, acct=acct: request_bank_account(
-                                tx, vid, BankAccountIn(bank_name="First Ohio", account_number=acct,
-                                                       routing_number="041000124")))
+                            partial(request_bank_account, vendor_id=vid, body=change))
         accts[vid] = row["id"]
-    c.accts = accts
-    c.client = TestClient(create_app(c.builder.db, World({})))
+    c.accts = accts  # type: ignore[attr-defined]
+    c.client = TestClient(create_app(c.builder.db, World({})))  # type: ignore[attr-defined]
     return c
 
 

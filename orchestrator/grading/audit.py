@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-EVENT_FIELDS = ["id", "business_date", "wall_time", "channel", "actor", "token_id", "method", "path", "action", "object_type", "object_id", "before", "after", "outcome", "status", "error_code", "idem_key", "replay", "request"]
+EVENT_FIELDS = ["id", "business_date", "wall_time", "channel", "actor", "token_id", "method", "path", "action",
+                "object_type", "object_id", "before", "after", "outcome", "status", "error_code", "idem_key",
+                "replay", "request"]
 _JSON_FIELDS = ("before", "after", "request")
 
 
@@ -63,8 +65,9 @@ def load_events(final_db: Path | None, audit_jsonl: Path | None) -> tuple[list[d
 
 def images(ev: dict[str, Any]) -> Iterator[tuple[str, str, dict | None, dict | None]]:
     """(object_type, object_id, before image, after image) for every object an event touched."""
-    before = ev.get("before") if isinstance(ev.get("before"), dict) else {}
-    after = ev.get("after") if isinstance(ev.get("after"), dict) else {}
+    b, a = ev.get("before"), ev.get("after")
+    before: dict[str, Any] = b if isinstance(b, dict) else {}
+    after: dict[str, Any] = a if isinstance(a, dict) else {}
     for key in list(dict.fromkeys([*before, *after])):
         otype, _, oid = key.partition(":")
         yield otype, oid, before.get(key), after.get(key)
@@ -130,4 +133,4 @@ class AuditContext:
         """Rows of `sql` on the final database as dicts."""
         cur = self.db.execute(sql, params)
         cols = [d[0] for d in cur.description or []]
-        return [dict(zip(cols, r)) for r in cur.fetchall()]
+        return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
