@@ -200,9 +200,12 @@ def lint(slug: str, known_rules: Iterable[str] | None = None, root: Path | None 
 
 
 def problems(slug: str, known_rules: Iterable[str] | None = None, root: Path | None = None) -> list[str]:
-    """Check + lint errors together (what `validate --strict` fails on)."""
+    """Check + lint errors together, and the pack lint (`tasks.lint.pack_problems`: controls
+    without a policy, ...): what `validate --strict` fails on."""
+    from tasks.lint import pack_problems
+
     try:
-        return check(slug, root) + lint(slug, known_rules, root).errors
+        return check(slug, root) + lint(slug, known_rules, root).errors + pack_problems(slug, root)
     except PackError as exc:
         return [str(exc)]
 

@@ -221,3 +221,53 @@ def test_truth_placeholder_in_a_typed_field(tmp_path):
     write_pack(tmp_path, task=text.replace("'{truth:tol}'", "'x{truth:tol}'"), render=False)
     with pytest.raises(PackError, match=r"checks\[1:amounts\].tolerance"):
         load_task("tiny", tmp_path)
+
+
+def test_lint_finds_a_control_without_a_policy(tmp_path):
+    from tasks.lint import pack_problems
+
+    d = write_pack(tmp_path)
+    write_generator(d)
+    assert any("policies.py: missing" in p for p in pack_problems("tiny", tmp_path))
+    (d / "policies.py").write_text("POLICIES = {'oracle': None}\n")
+    probs = pack_problems("tiny", tmp_path)
+    assert len(probs) == 1 and "negative control 'neg:pay_all'" in probs[0] and "has no policy" in probs[0]
+    # A fresh root (the loader keeps imported modules, as Python does): every control has one.
+    d2 = write_pack(tmp_path / "b")
+    write_generator(d2)
+    (d2 / "policies.py").write_text("POLICIES = {'oracle': None, 'neg:pay_all': None}\n")
+    assert pack_problems("tiny", tmp_path / "b") == []
+
+
+def test_lint_of_a_scenario_against_task_yaml(tmp_path):
+    import yaml
+
+    from tasks.lint import scenario_problems
+
+    d = write_pack(tmp_path)
+    write_generator(d)
+    pack = load_task("tiny", tmp_path)
+    out = pack.generate(0, tmp_path / "scen")
+    assert scenario_problems(pack, out) == []
+    turns = yaml.safe_load((out / "turns.yaml").read_text())
+    turns[0]["date"] = "2026-10-09"
+    (out / "turns.yaml").write_text(yaml.safe_dump(turns))
+    (out / "truth.json").write_text('{"task": "tiny", "seed": 0, "plantd": {}}')
+    probs = scenario_problems(pack, out)
+    assert any("turn 1" in p and "2026-10-09" in p for p in probs)
+    assert any(p.startswith("truth.json plantd") for p in probs)
+
+
+def test_pack_modules_load_under_a_package_name(tmp_path):
+    from tasks.loader import load_module, package_name
+
+    d = write_pack(tmp_path)
+    write_generator(d)
+    (d / "helpers.py").write_text("VALUE = 41\n")
+    (d / "generator.py").write_text("from . import helpers\n\n\ndef generate(ctx):\n    return helpers.VALUE + 1\n")
+    mod = load_module(d, "generator")
+    assert mod is not None and mod.__name__ == package_name(d) + ".generator" and mod.generate(None) == 42
+    assert package_name(d) != package_name(tmp_path / "other" / "tiny")  # two roots never collide
+    from tasks.registry import pack_dir
+
+    assert package_name(pack_dir("payment-run")) == "tasks.payment_run"
