@@ -177,15 +177,15 @@ def lint(slug: str, known_rules: Iterable[str] | None = None, root: Path | None 
             rep.errors.append(f"{where_t}: check {check.name!r} cites missing clause(s) {missing}")
         if not check.cites:
             rep.notes.append(f"{where_t}: check {check.name!r} cites no clause")
-        rule = getattr(check, "rule", None)
-        if rule is not None:
-            run_rules.add(rule)
-            if known is not None and rule not in known:
-                rep.errors.append(f"{where_t}: check {check.name!r} runs unknown rule {rule!r}")
-            binders = [c for c in check.cites if (cl := pol.clause(c)) is not None and rule in cl.binds]
+        check_rule: str | None = getattr(check, "rule", None)
+        if check_rule is not None:
+            run_rules.add(check_rule)
+            if known is not None and check_rule not in known:
+                rep.errors.append(f"{where_t}: check {check.name!r} runs unknown rule {check_rule!r}")
+            binders = [c for c in check.cites if (cl := pol.clause(c)) is not None and check_rule in cl.binds]
             if not binders:
                 rep.errors.append(
-                    f"{where_t}: check {check.name!r} runs rule {rule!r} that none of its cited clauses binds"
+                    f"{where_t}: check {check.name!r} runs rule {check_rule!r} that none of its cited clauses binds"
                 )
 
     bound = {r for c in pol.clauses for r in c.binds}
