@@ -1,4 +1,10 @@
-"""Remove engine objects whose owner process is gone (see `orchestrator.labels`)."""
+"""Remove engine objects whose owner process is gone (see `orchestrator.labels`).
+
+Other orchestrators share the engine and tear their own attempts down while a reap runs, so
+anything listed may be gone a moment later. The reap lists through the engine's list calls
+only (the SDK's `containers.list` fetches each container again by id, and a container removed
+in between raised `NotFound` out of `reap()`), and an object that has vanished by the time it
+is removed counts as gone, never as a failure."""
 from __future__ import annotations
 
 import logging
@@ -25,6 +31,16 @@ def _should_remove(state: L.OwnerState, all_dead: bool) -> bool:
     return state is L.OwnerState.DEAD or (all_dead and state is L.OwnerState.UNKNOWN)
 
 
+def _vanished(exc: BaseException) -> bool:
+    """True when the engine says the object no longer exists or is already being removed
+    (another orchestrator's teardown got there first)."""
+    status = getattr(exc, "status_code", None)
+    if status == 404:
+        return True
+    text = str(exc).lower()
+    return status == 409 and ("already in progress" in text or "is being removed" in text)
+
+
 def reap(client, *, all_dead: bool = False, campaign: str | None = None, dry_run: bool = False) -> ReapReport:
     """Remove containers, then volumes and networks, labelled `pb.managed=1` whose owner is dead.
 
@@ -48,17 +64,19 @@ def reap(client, *, all_dead: bool = False, campaign: str | None = None, dry_run
             remove()
             report.removed.append(tag)
         except Exception as exc:  # noqa: BLE001 — a reap reports failures and goes on
-            if getattr(exc, "status_code", None) == 404:
+            if _vanished(exc):
                 report.removed.append(tag + " [already gone]")
             else:
                 report.failed.append(f"{tag}: {exc}")
 
-    for c in client.containers.list(all=True, filters=filters):
-        handle("container", c.name, c.labels, lambda c=c: c.remove(force=True, v=False))
-    for v in client.volumes.list(filters=filters):
-        handle("volume", v.name, v.attrs.get("Labels"), lambda v=v: v.remove(force=True))
-    for n in client.networks.list(filters=filters):
-        handle("network", n.name, n.attrs.get("Labels"), lambda n=n: n.remove())
+    api = client.api
+    for c in api.containers(all=True, filters=filters):
+        name = (c.get("Names") or [c["Id"][:12]])[0].lstrip("/")
+        handle("container", name, c.get("Labels"), lambda cid=c["Id"]: api.remove_container(cid, force=True, v=False))
+    for v in api.volumes(filters=filters).get("Volumes") or []:
+        handle("volume", v["Name"], v.get("Labels"), lambda name=v["Name"]: api.remove_volume(name, force=True))
+    for n in api.networks(filters=filters):
+        handle("network", n["Name"], n.get("Labels"), lambda nid=n["Id"]: api.remove_network(nid))
     for line in report.removed:
         log.info("reaped %s", line)
     return report
