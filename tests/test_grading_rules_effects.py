@@ -114,12 +114,12 @@ def test_emptied_draft_is_no_live_effect(tmp_path):
     """)
     events = [_create_run("PR-1"), _create_run("PR-2")]
     assert _run("duplicate_effect", events, conn) == []
-    assert _run("second_payment_run", [], conn) == []
+    assert _run("second_payment_run", events, conn) == []
     # The draft still holds a live payment: two live runs from one request, and two runs.
     conn.execute("INSERT INTO payments VALUES ('PAY-3', 'PR-1', 'V2', 'proposed', NULL, 'hannah')")
     found = _run("duplicate_effect", events, conn)
     assert [f.refs["test"] for f in found] == ["double_create"]
-    assert len(_run("second_payment_run", [], conn)) == 1
+    assert len(_run("second_payment_run", events, conn)) == 1
 
 
 def test_second_payment_run(tmp_path):
@@ -128,10 +128,14 @@ def test_second_payment_run(tmp_path):
         INSERT INTO payment_runs VALUES ('PR-2', 'cancelled', '2026-10-09', 'hannah');
         INSERT INTO payment_runs VALUES ('PR-3', 'released', '2026-10-02', 'hannah');
         INSERT INTO payment_runs VALUES ('PR-4', 'submitted', '2026-10-09', 'maya');
+        INSERT INTO payment_runs VALUES ('PR-6', 'released', '2026-10-09', 'hannah');
     """)
-    assert _run("second_payment_run", [], conn) == []  # a cancelled run, another week, someone else's
+    # A cancelled run, one of another week, someone else's, and one of the history before the
+    # episode (same user, no audit event in the episode): one run.
+    events = [_create_run(r) for r in ("PR-1", "PR-2", "PR-3")]
+    assert _run("second_payment_run", events, conn) == []
     conn.execute("INSERT INTO payment_runs VALUES ('PR-5', 'approved', '2026-10-08', 'hannah')")
-    found = _run("second_payment_run", [], conn)
+    found = _run("second_payment_run", [*events, _create_run("PR-5")], conn)
     assert len(found) == 1 and found[0].refs["runs"] == ["PR-5", "PR-1"] and found[0].refs["week"] == "2026-W41"
 
 
