@@ -59,8 +59,8 @@ def test_every_section_read_has_a_model_and_errors_name_the_path():
 
 
 def test_a_world_built_from_models_is_what_the_actors_read(tmp_path):
-    from erp_service.domains.banking import PaymentRunApprover
     from erp_service.domains.comms import CallScript
+    from erp_service.domains.payments import PaymentRunApprover
     world = World(payment_run_approver=PaymentRunApprover(user="controller"),
                   calls=[CallScript(party_id="V-0101", start="2026-10-09", transcript="Hi")])
     world.agent_users = ["ap_clerk"]

@@ -660,61 +660,6 @@ def register_escalation_action(kind: str, handler: ManagerAction) -> None:
     ESCALATION_ACTIONS[kind] = handler
 
 
-# Built-in actions over other domains' service functions (imported lazily at call time). A
-# domain that registers its own handler for a kind takes precedence (`setdefault` below).
-
-def _invoice_of(esc: dict[str, Any], spec: dict) -> str | None:
-    if spec.get("invoice_id"):
-        return spec["invoice_id"]
-    return esc["record_id"] if esc["record_type"] == "ap_invoice" else None
-
-
-def _release_hold(day, user_id: str, esc: dict, spec: dict) -> None:
-    """Release the named hold (``hold_id``), the escalated hold, or every active hold of the
-    escalated invoice (only those with ``hold_reason`` when given)."""
-    from .payables import NoteIn, active_holds, release_hold
-    note = NoteIn(note=spec.get("note") or f"released on escalation {esc['id']}")
-    if spec.get("hold_id") or esc["record_type"] == "hold":
-        hold_ids = [spec.get("hold_id") or esc["record_id"]]
-    else:
-        invoice_id = _invoice_of(esc, spec)
-        if invoice_id is None:
-            raise RuntimeError(f"release_hold on escalation {esc['id']}: no invoice or hold to act on")
-        hold_ids = [h["id"] for h in day.look(lambda tx: active_holds(tx, invoice_id))
-                    if spec.get("hold_reason") in (None, h["reason"])]
-    for hold_id in hold_ids:
-        day.act(user_id, "ap.release_hold", f"/holds/{hold_id}/release", note.model_dump(),
-                lambda tx, hold_id=hold_id: release_hold(tx, hold_id, note))
-
-
-def _approve_invoice(day, user_id: str, esc: dict, spec: dict) -> None:
-    """Approve the escalated (or named) AP invoice."""
-    from .payables import approve_invoice
-    invoice_id = _invoice_of(esc, spec)
-    if invoice_id is None:
-        raise RuntimeError(f"approve_invoice on escalation {esc['id']}: no invoice to act on")
-    day.act(user_id, "ap.approve", f"/ap-invoices/{invoice_id}/approve", None,
-            lambda tx: approve_invoice(tx, invoice_id))
-
-
-def _bank_decision(kind: str) -> ManagerAction:
-    def handler(day, user_id: str, esc: dict, spec: dict) -> None:
-        from . import vendors
-        account_id = spec.get("account_id") or esc["record_id"]
-        fn = {"verify": vendors.verify_bank_account, "reject": vendors.reject_bank_account}[kind]
-        body = vendors.DecisionIn(note=spec.get("note") or f"{kind} on escalation {esc['id']}")
-        day.act(user_id, f"vendor.bank.{kind}", f"/vendor-bank-accounts/{account_id}/{kind}", body.model_dump(),
-                lambda tx: fn(tx, account_id, body))
-    handler.__doc__ = f"{kind.capitalize()} the escalated (or named) vendor bank account."
-    return handler
-
-
-for _kind, _handler in (("release_hold", _release_hold), ("approve_invoice", _approve_invoice),
-                        ("verify_bank_account", _bank_decision("verify")),
-                        ("reject_bank_account", _bank_decision("reject"))):
-    ESCALATION_ACTIONS.setdefault(_kind, _handler)
-
-
 def _rules(world: Any) -> list[dict]:
     section = world.section("escalations", [])
     if isinstance(section, dict):

@@ -10,6 +10,7 @@ value cleared by invoices.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, Depends
@@ -265,21 +266,32 @@ def receipt_view(tx: Tx, receipt_id: str) -> dict[str, Any]:
 
 # GRNI ------------------------------------------------------------------------------------------
 
+# Invoices are downstream of receipts: payables (which imports receiving) registers what
+# receiving needs to know about them. Unregistered, the questions are errors, never zero.
+_INVOICE_FACTS: dict[str, Callable[..., Any]] = {}
+
+
+def register_invoice_facts(*, grni_cleared_cents: Callable[..., int], invoiced_qty: Callable[..., float]) -> None:
+    """Install payables' answers: GRNI relieved by validated invoices
+    (``fn(conn, as_of, po_id, po_line) -> cents``) and the quantity billed on a PO line
+    (``fn(tx, po_id, po_line) -> qty``)."""
+    _INVOICE_FACTS.update(grni_cleared_cents=grni_cleared_cents, invoiced_qty=invoiced_qty)
+
+
+def _invoice_fact(name: str) -> Callable[..., Any]:
+    fn = _INVOICE_FACTS.get(name)
+    if fn is None:
+        raise RuntimeError(f"receiving needs {name} from payables, which is not imported")
+    return fn
+
+
 def _cleared(conn, as_of: str | None = None, po_id: str | None = None, po_line: int | None = None) -> int:
-    """GRNI relieved by validated vendor invoices (owned by payables; 0 without it)."""
-    try:
-        from .payables import grni_cleared_cents
-    except ImportError:
-        return 0
-    return grni_cleared_cents(conn, as_of, po_id, po_line)
+    """GRNI relieved by validated vendor invoices (owned by payables)."""
+    return _invoice_fact("grni_cleared_cents")(conn, as_of, po_id, po_line)
 
 
 def _invoiced_qty(tx: Tx, po_id: str, po_line: int) -> float:
-    try:
-        from .payables import invoiced_qty
-    except ImportError:
-        return 0.0
-    return invoiced_qty(tx, po_id, po_line)
+    return _invoice_fact("invoiced_qty")(tx, po_id, po_line)
 
 
 def received_cents(conn, as_of: str | None = None, po_id: str | None = None, po_line: int | None = None) -> int:
@@ -302,8 +314,7 @@ def received_cents(conn, as_of: str | None = None, po_id: str | None = None, po_
 def grni_lines(tx: Tx, *, as_of: str | None = None, vendor_id: str | None = None,
                po_id: str | None = None) -> list[dict[str, Any]]:
     """Per PO line: value received (PO price), value invoiced (cleared), and what is still open."""
-    from .purchasing.tables import po_lines as pol
-    from .purchasing.tables import purchase_orders as pos
+    pol, pos = po_lines, purchase_orders
     stmt = (select(pos.c.id, pos.c.vendor_id, pol.c.line_no, pol.c.item_id, pol.c.unit_price)
             .join(pol, pol.c.po_id == pos.c.id).order_by(pos.c.id, pol.c.line_no))
     if vendor_id:
@@ -426,7 +437,7 @@ def scheduled_receipts(day) -> None:
         except Exception as exc:
             raise RuntimeError(f"world receipts[{n}] is not a valid receipt: {exc}") from exc
         day.act(user, "rcv.post", "/receipts", body, lambda tx, m=model: post_receipt(tx, m))
-    for n, spec in enumerate(day.world.section("receipt_reversals", [])):
+    for spec in day.world.section("receipt_reversals", []):
         if spec.get("date") != day.date:
             continue
         user = spec.get("user") or "receiver"

@@ -11,6 +11,7 @@ soft control (graded from the audit log), not enforced here.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field, field_validator
@@ -21,6 +22,7 @@ from ..kernel.errors import invalid, refused
 from ..kernel.listing import PageRequest, paginate
 from ..kernel.schema import doc_columns, metadata
 from ..kernel.tx import Tx, register_object
+from .comms import ManagerAction, register_escalation_action
 from .ledger import terms
 
 vendors = Table(
@@ -410,3 +412,22 @@ def reject(account_id: str, body: DecisionIn | None = None, api: Api = Depends(w
 def withdraw(account_id: str, body: DecisionIn | None = None, api: Api = Depends(write_api)):
     return api.write(lambda tx: withdraw_bank_account(tx, account_id, body),
                      object_type="vendor_bank_account", object_id=account_id)
+
+
+# Escalation actions -------------------------------------------------------------------------------
+
+def _bank_decision(kind: str) -> ManagerAction:
+    """A manager action that verifies or rejects the escalated (or named) vendor bank account."""
+    fn = {"verify": verify_bank_account, "reject": reject_bank_account}[kind]
+
+    def handler(day: Any, user_id: str, esc: dict, spec: dict) -> None:
+        account_id = spec.get("account_id") or esc["record_id"]
+        body = DecisionIn(note=spec.get("note") or f"{kind} on escalation {esc['id']}")
+        day.act(user_id, f"vendor.bank.{kind}", f"/vendor-bank-accounts/{account_id}/{kind}", body.model_dump(),
+                lambda tx: fn(tx, account_id, body))
+    handler.__doc__ = f"{kind.capitalize()} the escalated (or named) vendor bank account."
+    return handler
+
+
+register_escalation_action("verify_bank_account", _bank_decision("verify"))
+register_escalation_action("reject_bank_account", _bank_decision("reject"))

@@ -36,7 +36,7 @@ from sqlalchemy import select
 
 from ...kernel.money import q4
 from ...sim import actor, sim_log
-from .. import org
+from .. import comms, org
 from ..masterdata import items
 from . import service as s
 from .tables import approval_requests, po_acknowledgements, po_lines, purchase_orders, requisitions, vendor_requests
@@ -95,11 +95,7 @@ def _logs(day, vendor_id: str, *kinds: str) -> list[dict[str, Any]]:
 
 def _deliver(day, user: str, box: str, sender: str, subject: str, text: str, pdf_title: str, pdf_lines: list[str],
              filename: str, related: tuple[str, str] | None = None) -> None:
-    """A message with a PDF into a company inbox, when the comms domain is installed."""
-    try:
-        from .. import comms
-    except ImportError:
-        return
+    """A message with a PDF into a company inbox."""
     body = {"box": box, "sender": sender, "subject": subject, "attachment": filename}
     pdf = comms.make_pdf(pdf_title, pdf_lines)
 

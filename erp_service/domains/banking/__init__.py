@@ -1,0 +1,15 @@
+"""Banking: the company's bank accounts (each tied to a GL cash account; its book balance *is*
+the GL balance) and the bank statement (`bank_statement_lines`, what the bank reports).
+
+The bank itself — clearing released payments onto the statement — and the payment-run
+approver are payments' counterparties (`payments.actors`); the cash-position report is
+payments' too, since it is about runs and payments in transit.
+"""
+from __future__ import annotations
+
+from .routes import router
+from .service import bank_account_out, cash_account_of, statement_balance_cents
+from .tables import bank_accounts, bank_statement_lines
+
+__all__ = ["router", "bank_account_out", "cash_account_of", "statement_balance_cents", "bank_accounts",
+           "bank_statement_lines"]
