@@ -20,8 +20,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
-pytestmark = pytest.mark.slow
-
 
 def _ready() -> str | None:
     try:
@@ -76,6 +74,7 @@ def _turn_running(backend: str, label: str, runs: Path) -> bool:
     return any(runs.glob(f"{label}/*/seed-*/rep-*/turns/1/prompt.txt"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
 def test_one_sigint_during_a_long_turn_stops_within_10s_and_resumes(tmp_path: Path, backend: str, request):
     if reason := _ready():
@@ -123,3 +122,25 @@ def test_one_sigint_during_a_long_turn_stops_within_10s_and_resumes(tmp_path: Pa
     assert len(lines) == 1 and lines[0]["outcome"] == "graded"
     if backend == "docker":
         assert _engine_objects(label) == []
+
+
+def test_a_cancel_reaches_a_blocking_wait_within_a_second():
+    import threading
+
+    from orchestrator.cancel_watch import CancelWatch
+
+    cancel = threading.Event()
+    proc = subprocess.Popen(["sleep", "60"])
+    threading.Timer(0.5, cancel.set).start()
+    t0 = time.monotonic()
+    with CancelWatch(cancel, proc.kill) as watch:
+        proc.wait(timeout=30)
+    assert watch.fired and time.monotonic() - t0 < 1.5
+    # no cancel: the watch never fires and leaves with the block
+    quiet = threading.Event()
+    with CancelWatch(quiet, lambda: pytest.fail("fired without a cancel")) as watch:
+        subprocess.run(["true"], check=True)
+    assert not watch.fired
+    with CancelWatch(None, lambda: None) as watch:  # no event: nothing to watch
+        pass
+    assert not watch.fired
