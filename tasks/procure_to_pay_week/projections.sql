@@ -1,0 +1,89 @@
+-- Projections of procure-to-pay-week, keyed by business keys (vendor name, item, invoice number
+-- as billed with `-`, ` ` and `/` removed) — never by the ids the ERP gives the agent's documents.
+
+-- name: po_lines
+-- Every line of the purchase orders created during the episode (cancelled ones aside): what was
+-- ordered from whom, at what price and date, whether the order was sent, and whether it was
+-- flagged at risk (an escalation with reason lead_time on the order).
+SELECT v.name AS vendor,
+       l.item_id AS item,
+       printf('%.4f', l.qty) AS qty,
+       printf('%.4f', l.unit_price) AS unit_price,
+       COALESCE(l.need_by, po.need_by, '') AS need_by,
+       CASE WHEN po.sent_on IS NOT NULL THEN 'yes' ELSE 'no' END AS sent,
+       CASE WHEN EXISTS (SELECT 1 FROM escalations e
+                         WHERE e.reason = 'lead_time' AND e.record_id = po.id AND e.created_on >= :start)
+            THEN 'yes' ELSE 'no' END AS at_risk
+FROM po_lines l
+JOIN purchase_orders po ON po.id = l.po_id
+JOIN vendors v ON v.id = po.vendor_id
+WHERE po.created_on >= :start AND po.status <> 'cancelled' AND l.status <> 'cancelled'
+ORDER BY v.name, l.item_id;
+
+-- name: po_vendors
+-- The vendors ordered from during the episode.
+SELECT DISTINCT v.name AS vendor
+FROM purchase_orders po
+JOIN vendors v ON v.id = po.vendor_id
+WHERE po.created_on >= :start AND po.status <> 'cancelled'
+ORDER BY v.name;
+
+-- name: receipt_lines
+-- What was received and refused during the episode, per vendor, ordered item and the item that
+-- arrived (several receipt lines for one of them are added up).
+SELECT v.name AS vendor,
+       rl.ordered_item_id AS ordered_item,
+       COALESCE(rl.item_id, rl.ordered_item_id) AS item,
+       printf('%.4f', SUM(rl.qty_received)) AS qty_received,
+       printf('%.4f', SUM(rl.qty_refused)) AS qty_refused,
+       COALESCE((SELECT group_concat(x, ',') FROM (
+           SELECT DISTINCT r2.refusal_reason AS x FROM receipt_lines r2 JOIN receipts c2 ON c2.id = r2.receipt_id
+           WHERE c2.vendor_id = r.vendor_id AND c2.received_on >= :start AND c2.status = 'posted'
+             AND r2.ordered_item_id IS rl.ordered_item_id AND COALESCE(r2.item_id, r2.ordered_item_id) IS COALESCE(rl.item_id, rl.ordered_item_id)
+             AND r2.qty_refused > 0 AND r2.refusal_reason IS NOT NULL ORDER BY x)), '') AS refusal_reason,
+       COALESCE(group_concat(DISTINCT rl.lot_no), '') AS lots
+FROM receipt_lines rl
+JOIN receipts r ON r.id = rl.receipt_id
+JOIN vendors v ON v.id = r.vendor_id
+WHERE r.received_on >= :start AND r.status = 'posted'
+GROUP BY v.name, rl.ordered_item_id, COALESCE(rl.item_id, rl.ordered_item_id)
+ORDER BY v.name, ordered_item, item;
+
+-- name: ap_invoices
+-- Each vendor invoice entered during the episode (voided and rejected ones aside), by vendor and
+-- normalised number: its status and the reasons of its active holds.
+SELECT v.name AS vendor,
+       upper(replace(replace(replace(i.invoice_no, '-', ''), ' ', ''), '/', '')) AS invoice_no,
+       i.status AS status,
+       COALESCE((SELECT group_concat(x, ',') FROM (
+           SELECT DISTINCT h.reason AS x FROM holds h
+           WHERE h.invoice_id = i.id AND h.status = 'active' ORDER BY x)), '') AS hold_reasons
+FROM ap_invoices i
+JOIN vendors v ON v.id = i.vendor_id
+WHERE i.created_on >= :start AND i.status NOT IN ('voided', 'rejected')
+ORDER BY v.name, invoice_no;
+
+-- name: ap_invoice_entries
+-- One row per live invoice entered during the episode: a vendor document entered twice shows twice.
+SELECT v.name AS vendor,
+       upper(replace(replace(replace(i.invoice_no, '-', ''), ' ', ''), '/', '')) AS invoice_no
+FROM ap_invoices i
+JOIN vendors v ON v.id = i.vendor_id
+WHERE i.created_on >= :start AND i.status NOT IN ('voided', 'rejected')
+ORDER BY v.name, invoice_no;
+
+-- name: ap_invoice_lines
+-- The lines of those invoices as entered, per vendor, number, kind and item (freight summed).
+SELECT v.name AS vendor,
+       upper(replace(replace(replace(i.invoice_no, '-', ''), ' ', ''), '/', '')) AS invoice_no,
+       l.kind AS kind,
+       COALESCE(l.item_id, '') AS item,
+       printf('%.4f', SUM(COALESCE(l.qty, 0))) AS qty,
+       printf('%.4f', MAX(COALESCE(l.unit_price, 0))) AS unit_price,
+       printf('%.2f', SUM(l.amount_cents) / 100.0) AS amount
+FROM ap_invoice_lines l
+JOIN ap_invoices i ON i.id = l.invoice_id
+JOIN vendors v ON v.id = i.vendor_id
+WHERE i.created_on >= :start AND i.status NOT IN ('voided', 'rejected')
+GROUP BY v.name, invoice_no, l.kind, COALESCE(l.item_id, '')
+ORDER BY v.name, invoice_no, kind, item;

@@ -1,0 +1,1 @@
+"""requisition-approval-queue (A1): a task pack (task.yaml, generator, policies, projections, handbook)."""
