@@ -16,8 +16,19 @@ A systems file looks like this (see `examples/systems.yaml`):
         env: [MODEL_GATEWAY_URL]          # host variables passed through by name
         set_env: {NO_COLOR: "1"}          # fixed values
         mounts: ["./bin:/opt/agent-bin"]  # host (relative to this file) : container, read-only
-        image: null                       # default: the agent image
+        image: null                       # default: the agent image; a tag, or a project
+                                          # image role such as `agent-claude`
         usage: codex-jsonl                # an extractor of agent_sandbox.usage
+        model:                            # the system calls a model: the attempt gets a gateway
+          provider: anthropic             # anthropic | openai (which provider API it speaks)
+          model: claude-sonnet-4-5        # the default model (a campaign may name another)
+          base_url_env: ANTHROPIC_BASE_URL  # set to the gateway's URL (+ base_path) each turn
+          key_env: ANTHROPIC_API_KEY      # set to the attempt's virtual key each turn
+          base_path: ""                   # e.g. "/v1" for clients that want the API root
+
+Built-in command systems (`BUILTIN_SYSTEMS`, no systems file needed): `claude-code` (Claude
+Code's CLI in the `agent-claude` image) and `codex` (Codex CLI; its binary is the user's, given
+through `image` or `mounts` in a systems file entry that extends it, see the README).
 
 This module is used on the host (it needs pydantic); the sandbox side reads the rendered
 `system.json` (contracts §8) without it.
@@ -71,6 +82,37 @@ class Mount(BaseModel):
         return value
 
 
+class ModelUse(BaseModel):
+    """How a command system calls its model provider (through the attempt's model gateway)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    provider: Literal["anthropic", "openai"]
+    model: str = Field(min_length=1, description="the default model name")
+    base_url_env: str = Field(description="environment variable the CLI reads the API base URL from")
+    key_env: str = Field(description="environment variable the CLI reads its API key from")
+    base_path: str = Field(default="", description="appended to the gateway URL, e.g. /v1")
+    model_env: str = Field(default="PB_MODEL", description="environment variable holding the model name")
+
+    @field_validator("base_url_env", "key_env", "model_env")
+    @classmethod
+    def _env_names(cls, value: str) -> str:
+        _check_env_name(value)
+        return value
+
+    @field_validator("base_path")
+    @classmethod
+    def _base_path(cls, value: str) -> str:
+        if value and (not value.startswith("/") or value.endswith("/") or "?" in value):
+            raise ValueError(f"base_path must be empty or like /v1, got {value!r}")
+        return value
+
+    def turn_env(self, gateway_url: str, virtual_key: str, model: str | None = None) -> dict[str, str]:
+        """The variables a turn gets: the gateway's URL, the virtual key, the model name."""
+        return {self.base_url_env: gateway_url.rstrip("/") + self.base_path, self.key_env: virtual_key,
+                self.model_env: model or self.model}
+
+
 class SystemSpec(BaseModel):
     """A command system: how to start one agent session for one turn."""
 
@@ -84,6 +126,7 @@ class SystemSpec(BaseModel):
     mounts: tuple[Mount, ...] = ()
     image: str | None = None
     usage: str | None = Field(default=None, description="usage extractor name (agent_sandbox.usage.EXTRACTORS)")
+    model: ModelUse | None = Field(default=None, description="set when the system calls a model provider")
     description: str | None = None
 
     @field_validator("name")
@@ -130,7 +173,18 @@ class SystemSpec(BaseModel):
         both = set(self.env) & set(self.set_env)
         if both:
             raise ValueError(f"{', '.join(sorted(both))} both passed through (env) and set (set_env)")
+        if self.model is not None:
+            injected = {self.model.base_url_env, self.model.key_env, self.model.model_env}
+            clash = injected & (set(self.env) | set(self.set_env))
+            if clash:
+                raise ValueError(f"{', '.join(sorted(clash))} set by the model gateway for every turn; "
+                                 "remove it from env/set_env")
         return self
+
+    @property
+    def calls_model(self) -> bool:
+        """Whether the attempt needs a model gateway for this system."""
+        return self.model is not None
 
     def system_json(self, host_env: Mapping[str, str]) -> dict[str, Any]:
         """The turn's `system.json` (contracts §8): argv still templated, env resolved.
@@ -203,6 +257,17 @@ def load_systems(path: str | Path) -> dict[str, SystemSpec]:
         if not isinstance(raw, dict):
             raise SystemsFileError(f"{where}: expected a mapping of fields, got {type(raw).__name__}")
         data = dict(raw)
+        base_name = data.pop("extends", None)
+        if base_name is not None:
+            base = BUILTIN_SYSTEMS.get(str(base_name))
+            if base is None:
+                raise SystemsFileError(f"{where}.extends: {base_name!r} is not a built-in system "
+                                       f"(built in: {', '.join(sorted(BUILTIN_SYSTEMS))})")
+            inherited = base.model_dump(exclude={"name"}, exclude_none=True)
+            data = {**inherited, **data}
+        elif str(key) in BUILTIN_SYSTEMS:
+            raise SystemsFileError(f"{where}: {key!r} is a built-in system; give another name with "
+                                   f"`extends: {key}` to change it")
         if "name" in data and data["name"] != key:
             raise SystemsFileError(f"{where}.name: {data['name']!r} differs from the key {key!r}")
         data["name"] = str(key)
@@ -225,3 +290,30 @@ def load_systems(path: str | Path) -> dict[str, SystemSpec]:
             more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
             raise SystemsFileError(f"{where}.{field}: {msg}{more}") from None
     return out
+
+
+_HARNESS = ("python", "-m")
+BUILTIN_SYSTEMS: dict[str, SystemSpec] = {
+    "claude-code": SystemSpec(
+        name="claude-code",
+        description="Claude Code's CLI (claude -p, JSON output) through the attempt's model gateway",
+        argv=(*_HARNESS, "agent_sandbox.harness_claude", "--prompt-file", "{prompt_file}", "--out-dir", "{out_dir}"),
+        image="agent-claude",
+        usage="claude-json",
+        model=ModelUse(provider="anthropic", model="claude-sonnet-4-5", base_url_env="ANTHROPIC_BASE_URL",
+                       key_env="ANTHROPIC_API_KEY"),
+    ),
+    "codex": SystemSpec(
+        name="codex",
+        description="Codex CLI (codex exec --json) through the gateway's Responses API; binary supplied by the user",
+        argv=(*_HARNESS, "agent_sandbox.harness_codex", "--prompt-file", "{prompt_file}", "--out-dir", "{out_dir}"),
+        usage="codex-jsonl",
+        model=ModelUse(provider="openai", model="gpt-5-codex", base_url_env="OPENAI_BASE_URL",
+                       key_env="OPENAI_API_KEY", base_path="/v1"),
+    ),
+}
+
+
+def builtin_system(name: str) -> SystemSpec | None:
+    """A built-in command system by name, or None."""
+    return BUILTIN_SYSTEMS.get(name)

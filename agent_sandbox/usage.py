@@ -71,7 +71,10 @@ def codex_jsonl(out_dir: Path) -> dict[str, Any]:
 
 
 def claude_json(out_dir: Path) -> dict[str, Any]:
-    """`claude-json`: `claude -p --output-format json|stream-json`; reads the final `result` object."""
+    """`claude-json`: `claude -p --output-format json|stream-json`; reads the final `result` object.
+
+    `input_tokens` is every prompt token (fresh + cache reads + cache writes), comparable with
+    the gateway's `prompt_tokens`; `requests` is Claude Code's own count of model turns."""
     result: dict[str, Any] | None = None
     for obj in _json_objects(out_dir / "stdout.txt"):
         if obj.get("type") == "result" or "total_cost_usd" in obj:
@@ -79,7 +82,8 @@ def claude_json(out_dir: Path) -> dict[str, Any]:
     if result is None:
         return {}
     out: dict[str, Any] = {}
-    usage = result.get("usage") if isinstance(result.get("usage"), dict) else {}
+    raw = result.get("usage")
+    usage: dict[str, Any] = raw if isinstance(raw, dict) else {}
     fresh = _number(usage.get("input_tokens"))
     created = _number(usage.get("cache_creation_input_tokens")) or 0
     cached = _number(usage.get("cache_read_input_tokens"))
@@ -87,12 +91,15 @@ def claude_json(out_dir: Path) -> dict[str, Any]:
         out["input_tokens"] = int(fresh + created + (cached or 0))
     if cached is not None:
         out["cached_input_tokens"] = int(cached)
-    if _number(usage.get("output_tokens")) is not None:
-        out["output_tokens"] = int(usage["output_tokens"])
-    if _number(result.get("total_cost_usd")) is not None:
-        out["cost_usd"] = float(result["total_cost_usd"])
-    if _number(result.get("num_turns")) is not None:
-        out["requests"] = int(result["num_turns"])
+    output = _number(usage.get("output_tokens"))
+    if output is not None:
+        out["output_tokens"] = int(output)
+    cost = _number(result.get("total_cost_usd"))
+    if cost is not None:
+        out["cost_usd"] = float(cost)
+    turns = _number(result.get("num_turns"))
+    if turns is not None:
+        out["requests"] = int(turns)
     return out
 
 

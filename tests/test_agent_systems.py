@@ -1,9 +1,11 @@
 """Systems files (the harness contract): parsing, validation errors that name file and field."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from agent_sandbox.argv_template import render_argv
 from agent_sandbox.systems import (
@@ -54,7 +56,7 @@ systems:
     doc = spec.system_json({"MODEL_GATEWAY_URL": "http://gw:9000"})
     assert doc["env"] == {"MODEL_GATEWAY_URL": "http://gw:9000", "NO_COLOR": "1"}
     assert doc["usage"] == "codex-jsonl"
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError):
         spec.name = "other"  # frozen
 
 
@@ -94,7 +96,8 @@ def test_missing_file_is_named(tmp_path: Path) -> None:
 def test_policy_names() -> None:
     assert is_policy_name("oracle") and is_policy_name("null") and is_policy_name("neg:split-req")
     assert not is_policy_name("neg:") and not is_policy_name("codex")
-    assert policy_system_json("neg:x", "/tasks/t/policies.py") == {"kind": "policy", "name": "neg:x", "module": "/tasks/t/policies.py"}
+    assert policy_system_json("neg:x", "/tasks/t/policies.py") == {"kind": "policy", "name": "neg:x",
+                                                                   "module": "/tasks/t/policies.py"}
     assert policy_system_json("null", None) == {"kind": "policy", "name": "null"}
     with pytest.raises(ValueError):
         policy_system_json("oracle", None)
@@ -115,3 +118,91 @@ def test_argv_rendering_leaves_shell_and_json_braces_alone() -> None:
 def test_spec_direct_construction_validates() -> None:
     with pytest.raises(Exception, match="both passed through"):
         SystemSpec(name="a", argv=("x",), env=("A",), set_env={"A": "1"})
+
+
+# --- built-in command systems that call a model ------------------------------------------------
+from agent_sandbox import harness_claude, harness_codex  # noqa: E402
+from agent_sandbox.systems import BUILTIN_SYSTEMS, ModelUse, builtin_system  # noqa: E402
+
+
+def test_builtin_model_systems() -> None:
+    claude = builtin_system("claude-code")
+    assert claude is not None and claude.calls_model and claude.image == "agent-claude"
+    assert claude.usage == "claude-json" and claude.model is not None and claude.model.provider == "anthropic"
+    env = claude.model.turn_env("http://model-gateway:8080/", "pbv-key", None)
+    assert env == {"ANTHROPIC_BASE_URL": "http://model-gateway:8080", "ANTHROPIC_API_KEY": "pbv-key",
+                   "PB_MODEL": "claude-sonnet-4-5"}
+    codex = BUILTIN_SYSTEMS["codex"]
+    assert codex.model is not None and codex.model.provider == "openai" and codex.image is None
+    assert codex.model.turn_env("http://model-gateway:8080", "k", "gpt-5")["OPENAI_BASE_URL"] == "http://model-gateway:8080/v1"
+    assert builtin_system("shell-echo") is None
+    assert not load_systems(EXAMPLE)["shell-echo"].calls_model
+
+
+def test_a_systems_file_extends_a_builtin_but_cannot_shadow_it(tmp_path: Path) -> None:
+    path = write(tmp_path, """
+systems:
+  codex-mine:
+    extends: codex
+    mounts: ["codex-bin:/usr/local/bin/codex"]
+""")
+    spec = load_systems(path)["codex-mine"]
+    assert spec.argv == BUILTIN_SYSTEMS["codex"].argv and spec.model == BUILTIN_SYSTEMS["codex"].model
+    assert spec.mounts[0].target == "/usr/local/bin/codex" and spec.mounts[0].source == str(tmp_path / "codex-bin")
+    with pytest.raises(SystemsFileError, match="claude-code.*built-in system"):
+        load_systems(write(tmp_path, "systems:\n  claude-code:\n    argv: [x]\n"))
+    with pytest.raises(SystemsFileError, match="extends: 'nope' is not a built-in"):
+        load_systems(write(tmp_path, "systems:\n  x:\n    extends: nope\n"))
+
+
+def test_model_block_validation(tmp_path: Path) -> None:
+    with pytest.raises(SystemsFileError, match="ANTHROPIC_API_KEY set by the model gateway"):
+        load_systems(write(tmp_path, """
+systems:
+  x:
+    argv: [x]
+    set_env: {ANTHROPIC_API_KEY: "sk-leak"}
+    model: {provider: anthropic, model: m, base_url_env: ANTHROPIC_BASE_URL, key_env: ANTHROPIC_API_KEY}
+"""))
+    with pytest.raises(SystemsFileError, match="model.provider"):
+        load_systems(write(tmp_path, "systems:\n  x:\n    argv: [x]\n    model: {provider: google, model: m, "
+                                     "base_url_env: A, key_env: B}\n"))
+    with pytest.raises(ValueError, match="base_path"):
+        ModelUse(provider="openai", model="m", base_url_env="A", key_env="B", base_path="v1/")
+    with pytest.raises(ValueError, match="set by the harness"):
+        ModelUse(provider="openai", model="m", base_url_env="HOME", key_env="B")
+
+
+def test_claude_home_is_prepared_so_it_never_prompts(tmp_path: Path) -> None:
+    harness_claude.prepare_home(tmp_path / "home")
+    state = json.loads((tmp_path / "home" / ".claude.json").read_text())
+    assert state["hasCompletedOnboarding"] is True and state["bypassPermissionsModeAccepted"] is True
+    settings = json.loads((tmp_path / "home" / ".claude" / "settings.json").read_text())
+    assert settings["permissions"]["defaultMode"] == "bypassPermissions"
+    argv = harness_claude.claude_argv("claude", "do it", "m")
+    assert argv[:2] == ["claude", "-p"] and "--dangerously-skip-permissions" in argv
+    assert argv[argv.index("--output-format") + 1] == "json" and argv[-1] == "m"
+    assert harness_claude.QUIET_ENV["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
+
+
+def test_claude_harness_refuses_without_gateway_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    prompt = tmp_path / "p.txt"
+    prompt.write_text("x")
+    assert harness_claude.main(["--prompt-file", str(prompt), "--out-dir", str(tmp_path)]) == 125
+    assert "ANTHROPIC_BASE_URL" in capsys.readouterr().err
+
+
+def test_codex_config_points_only_at_the_gateway() -> None:
+    import tomllib
+
+    doc = tomllib.loads(harness_codex.codex_config("http://model-gateway:8080/v1", "gpt-5-codex"))
+    assert doc["model_provider"] == "pb-gateway" and doc["model"] == "gpt-5-codex"
+    provider = doc["model_providers"]["pb-gateway"]
+    assert provider == {"name": "process-bench model gateway", "base_url": "http://model-gateway:8080/v1",
+                        "env_key": "OPENAI_API_KEY", "wire_api": "responses", "request_max_retries": 2,
+                        "stream_max_retries": 2}
+    assert doc["approval_policy"] == "never"
+    argv = harness_codex.codex_argv("codex", "P", "gpt-5")
+    assert argv[:3] == ["codex", "exec", "--json"] and argv[-1] == "P"

@@ -1,0 +1,105 @@
+"""The `codex` system: one non-interactive Codex CLI session per turn.
+
+    python -m agent_sandbox.harness_codex --prompt-file F --out-dir D [--bin codex]
+
+Codex CLI is not installable here: its binary is the user's, given through the system's
+`image` or `mounts` (see the README). This prepares the turn's fresh HOME with a
+`~/.codex/config.toml` whose only model provider is the attempt's gateway, on the Responses
+wire API, with approvals off and no sandbox of its own (the container is the sandbox):
+
+    [model_providers.pb-gateway]
+    base_url = "$OPENAI_BASE_URL"        # http://model-gateway:8080/v1, set by the runtime
+    env_key = "OPENAI_API_KEY"           # the attempt's virtual key, set by the runtime
+    wire_api = "responses"
+
+then runs `codex exec --json --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox
+--model $PB_MODEL PROMPT` in the workspace; its JSON lines go to stdout (the turn's transcript,
+read by the `codex-jsonl` usage extractor). Exit status: Codex's.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from types import FrameType
+
+REQUIRED_ENV = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "PB_MODEL", "HOME")
+PROVIDER_ID = "pb-gateway"
+EXIT_SETUP = 125
+
+
+def _toml_str(value: str) -> str:
+    return json.dumps(value)  # a JSON string is a valid TOML basic string
+
+
+def codex_config(base_url: str, model: str) -> str:
+    """The config.toml of a turn: the gateway as the only provider."""
+    return "\n".join([
+        f"model = {_toml_str(model)}",
+        f"model_provider = {_toml_str(PROVIDER_ID)}",
+        'approval_policy = "never"',
+        'sandbox_mode = "danger-full-access"',
+        "check_for_update_on_startup = false",
+        "",
+        f"[model_providers.{PROVIDER_ID}]",
+        'name = "process-bench model gateway"',
+        f"base_url = {_toml_str(base_url)}",
+        'env_key = "OPENAI_API_KEY"',
+        'wire_api = "responses"',
+        "request_max_retries = 2",
+        "stream_max_retries = 2",
+        "",
+    ])
+
+
+def codex_argv(binary: str, prompt: str, model: str) -> list[str]:
+    """The one command line of a turn."""
+    return [binary, "exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+            "--model", model, prompt]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="harness_codex", description="one Codex CLI session for one turn")
+    parser.add_argument("--prompt-file", required=True, type=Path)
+    parser.add_argument("--out-dir", required=True, type=Path)
+    parser.add_argument("--bin", default="codex", help="the codex binary (default: codex on PATH)")
+    args = parser.parse_args(argv)
+    missing = [name for name in REQUIRED_ENV if not os.environ.get(name)]
+    if missing:
+        print(f"harness_codex: environment lacks {', '.join(missing)}", file=sys.stderr)
+        return EXIT_SETUP
+    try:
+        prompt = args.prompt_file.read_text(encoding="utf-8")
+    except OSError as exc:
+        print(f"harness_codex: cannot read the prompt: {exc}", file=sys.stderr)
+        return EXIT_SETUP
+    home = Path(os.environ["HOME"])
+    codex_home = home / ".codex"
+    codex_home.mkdir(parents=True, exist_ok=True)
+    (codex_home / "config.toml").write_text(codex_config(os.environ["OPENAI_BASE_URL"], os.environ["PB_MODEL"]),
+                                            encoding="utf-8")
+    env = dict(os.environ, CODEX_HOME=str(codex_home), NO_COLOR="1")
+    binary = shutil.which(args.bin) or args.bin
+    try:
+        proc = subprocess.Popen(codex_argv(binary, prompt, env["PB_MODEL"]), env=env, stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        print(f"harness_codex: {args.bin} not found: give the codex binary through the system's image or "
+              "mounts (see the README)", file=sys.stderr)
+        return 127
+
+    def forward(signum: int, _frame: FrameType | None) -> None:
+        proc.send_signal(signum)
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    code = proc.wait()
+    return code if code >= 0 else 128 - code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
