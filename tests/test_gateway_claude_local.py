@@ -86,7 +86,8 @@ def test_claude_code_turn_through_the_gateway(shared_tmp: Path) -> None:
         (turn_dir / "prompt.txt").write_text("Write the marker file.")
         (turn_dir / "system.json").write_text(json.dumps(spec.system_json({})))
         (turn_dir / "context.json").write_text(json.dumps({"turn": 1, "date": "2026-01-05", "budget_s": 120}))
-        env = {"PATH": f"{turn_dir / 'bin'}:{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(home), "WORKSPACE": str(workspace),
+        env = {"PATH": f"{turn_dir / 'bin'}:{Path(sys.executable).parent}:/usr/bin:/bin",
+               "HOME": str(home), "WORKSPACE": str(workspace),
                "ERP_URL": "http://127.0.0.1:9", "ERP_TOKEN": "unused", "TURN_BUDGET_S": "120",
                **spec.model.turn_env(gateway.ready["proxy"], VKEY, "fake-claude")}
         if os.geteuid() == 0:
