@@ -167,7 +167,7 @@ def verify_label(runs_root: Path, label: str, *, check_folders: bool = True) -> 
     for i, line in enumerate(texts, 1):
         try:
             parsed = json.loads(line)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             report.problems.append(f"line {i}: not valid JSON ({exc.msg})")
             continue
         if not isinstance(parsed, dict) or not isinstance(parsed.get("identity"), dict):
@@ -185,7 +185,7 @@ def verify_label(runs_root: Path, label: str, *, check_folders: bool = True) -> 
         if line_sort_key(prev) >= line_sort_key(cur):
             report.problems.append(f"line {cur['_line']}: out of ledger order (or a duplicate identity)")
     for ln in lines:
-        aid = ln.get("attempt_id")
+        aid = str(ln.get("attempt_id"))
         if aid in seen:
             report.problems.append(f"line {ln['_line']}: duplicate attempt {aid} (first at line {seen[aid]})")
             continue
@@ -205,7 +205,7 @@ def verify_label(runs_root: Path, label: str, *, check_folders: bool = True) -> 
     # 4. each line against its attempt folder (catches an edited result.json or a consistent edit)
     if check_folders:
         for ln in lines:
-            ident = planned.get(ln.get("attempt_id"))
+            ident = planned.get(str(ln.get("attempt_id")))
             if ident is None:
                 continue
             folder = attempt_dir(runs_root, label, ident)

@@ -134,13 +134,10 @@ class CampaignProgress:
 def summary_table(summary: dict[str, Any]) -> Table:
     """The table printed at the end: one row per cell with the headline section 8 metrics."""
     table = Table(title=f"campaign {summary.get('label')} ({summary.get('isolation')} isolation)", show_lines=False)
-    for col, justify in [
-        ("cell", "left"), ("attempts", "right"), ("passed", "right"), ("pass@1 [95% CI]", "right"),
-        (f"pass^{summary.get('reps')}", "right"), ("checks", "right"), ("breaches", "right"),
-        ("probes/att", "right"), ("agent err", "right"), ("infra err", "right"), ("task err", "right"),
-        ("turn p50/p90 s", "right"),
-    ]:
-        table.add_column(col, justify=justify)
+    table.add_column("cell", justify="left")
+    for col in ["attempts", "passed", "pass@1 [95% CI]", f"pass^{summary.get('reps')}", "checks", "breaches",
+                "probes/att", "agent err", "infra err", "task err", "turn p50/p90 s"]:
+        table.add_column(col, justify="right")
 
     def pct(x: float | None) -> str:
         return "-" if x is None else f"{100 * x:.0f}%"
