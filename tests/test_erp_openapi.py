@@ -272,3 +272,76 @@ def test_schema_sweep_never_5xx(company, spec):
 
     for method, path, op in ops:
         sweep(method, path, op)
+
+
+# --- strict dates -------------------------------------------------------------------------------
+
+TIMESTAMP = 1796083200   # 2026-12-01 as a Unix timestamp: the lax date type took it as a date
+
+
+def _is_date(spec: dict, schema: dict | None) -> bool:
+    schema = resolve(spec, schema) or {}
+    if schema.get("format") == "date":
+        return True
+    return any(_is_date(spec, s) for s in schema.get("anyOf", []) + schema.get("oneOf", []))
+
+
+def _date_paths(spec: dict, schema: dict | None, path: tuple = (), depth: int = 0) -> list[tuple]:
+    """Paths (keys, with 0 for an array item) of every date field of a request schema."""
+    schema = resolve(spec, schema) or {}
+    if depth > 6:
+        return []
+    if _is_date(spec, schema):
+        return [path]
+    found: list[tuple] = []
+    for sub in schema.get("anyOf", []) + schema.get("oneOf", []) + schema.get("allOf", []):
+        if resolve(spec, sub).get("type") != "null":
+            found += _date_paths(spec, sub, path, depth + 1)
+    if schema.get("type") == "array" or "items" in schema:
+        found += _date_paths(spec, schema.get("items"), path + (0,), depth + 1)
+    for name, prop in (schema.get("properties") or {}).items():
+        found += _date_paths(spec, prop, path + (name,), depth + 1)
+    return found
+
+
+def _nest(path: tuple, value: Any) -> Any:
+    for key in reversed(path):
+        value = [value] if key == 0 else {key: value}
+    return value
+
+
+def test_every_date_in_a_request_is_an_iso_string_only(company, spec):
+    """Every date a request carries (query parameter or body field, at any depth) refuses a
+    Unix timestamp: the field's own validation error says YYYY-MM-DD (kernel.dates.IsoDate)."""
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
+
+    app = create_app(company.builder.db, World({}))
+
+    async def all_errors(request, exc):   # every error, not the first one the API reports
+        return JSONResponse({"errors": exc.errors()}, status_code=422)
+
+    app.exception_handlers[RequestValidationError] = all_errors
+    cl = TestClient(app)
+    token = company.tokens[sorted(company.tokens)[0]]
+    lax: list[str] = []
+    checked = 0
+    for method, path, op in operations(spec):
+        url = path.replace("{", "").replace("}", "")   # any id: validation comes before lookup
+        cases: list[tuple[str, dict, Any]] = []
+        for param in op.get("parameters", []):
+            if param.get("in") == "query" and _is_date(spec, param.get("schema")):
+                cases.append((f"query {param['name']}", {param["name"]: str(TIMESTAMP)}, None))
+        body = ((op.get("requestBody") or {}).get("content") or {}).get("application/json", {}).get("schema")
+        for where in _date_paths(spec, body):
+            cases.append(("body " + ".".join(map(str, where)), {}, _nest(where, TIMESTAMP)))
+        for label, query, payload in cases:
+            checked += 1
+            r = cl.request(method.upper(), url, params=query, json=payload,
+                           headers={"Authorization": f"Bearer {token}"})
+            errors = r.json().get("errors", []) if r.status_code == 422 else []
+            name = label.split(" ", 1)[1].split(".")[-1]
+            if not any(str(e.get("loc", [""])[-1]) == name and "YYYY-MM-DD" in e.get("msg", "") for e in errors):
+                lax.append(f"{method.upper()} {path} {label}: {r.status_code}")
+    assert checked >= 20, checked
+    assert not lax, "dates that are not IsoDate:\n" + "\n".join(lax)
