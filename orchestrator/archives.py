@@ -95,11 +95,14 @@ def _clean_parts(name: str, strip: int) -> tuple[str, ...] | None:
 
 
 def safe_extract(fileobj: IO[bytes], dest: Path, *, strip: int = 1, max_bytes: int = 2 * 2**30) -> list[str]:
-    """Unpack a tar stream into `dest`; return the names skipped (links, devices, unsafe names).
+    """Unpack a tar stream into `dest`; return the names skipped (links, devices, unsafe names)
+    or cut short (past the size limit).
 
     `strip` drops leading path components (the engine's archive of /workspace starts with
     `workspace/`). Files are written with mode 0644, folders 0755; a path whose parent would be
-    a non-folder is skipped. Stops with `ValueError` past `max_bytes` of file content.
+    a non-folder is skipped. At most `max_bytes` of file content is written: the file that
+    crosses the limit is truncated there and every later file is skipped, each recorded in the
+    list. The agent decides what is in the archive, so its size is never an error of ours.
     """
     dest.mkdir(parents=True, exist_ok=True)
     skipped: list[str] = []
@@ -128,17 +131,25 @@ def safe_extract(fileobj: IO[bytes], dest: Path, *, strip: int = 1, max_bytes: i
                 target.mkdir(exist_ok=True)
                 os.chmod(target, 0o755)
             elif member.isreg():
-                total += member.size
-                if total > max_bytes:
-                    raise ValueError(f"archive larger than {max_bytes} bytes")
+                room = max_bytes - total
+                if room <= 0:
+                    skipped.append(f"{member.name} ({member.size} bytes; over the copy-out limit of {max_bytes} bytes)")
+                    continue
                 src = tar.extractfile(member)
                 if target.is_symlink() or target.is_dir():
                     skipped.append(f"{member.name} (clashes)")
                     continue
+                keep = min(member.size, room)
+                total += keep
                 with open(target, "wb") as out:
-                    while chunk := src.read(1 << 16):  # type: ignore[union-attr]
+                    left = keep
+                    while left > 0 and (chunk := src.read(min(1 << 16, left))):  # type: ignore[union-attr]
                         out.write(chunk)
+                        left -= len(chunk)
                 os.chmod(target, 0o644)
+                if keep < member.size:
+                    skipped.append(f"{member.name} (truncated at {keep} of {member.size} bytes: "
+                                   f"the copy-out limit of {max_bytes} bytes)")
             else:
                 kind = "symlink" if member.issym() else "hard link" if member.islnk() else "special file"
                 link = f" -> {member.linkname}" if member.issym() or member.islnk() else ""
