@@ -1,0 +1,149 @@
+"""How a campaign reaches model providers: upstreams, where the real keys are, models, budgets.
+
+Declared once per campaign (a YAML file, `--model-access FILE`, or the campaign file's
+`model_access:` block), used for every attempt whose system declares that it calls a model:
+
+    providers:
+      anthropic:
+        base_url: https://api.anthropic.com   # the only upstream the gateway forwards to
+        key_env: ANTHROPIC_API_KEY            # the real key: a host environment variable ...
+        # key_file: ~/.config/pb/anthropic.key  # ... or a file (one of the two)
+        models: [claude-sonnet-4-5]           # the only models the agent may use
+    model: claude-sonnet-4-5                  # optional: the model the systems run (default:
+                                              # the system's own default if declared, else the
+                                              # first declared model of its provider)
+    budget: {max_tokens: 5000000, max_cost_usd: 20}   # per attempt
+    prices: null                              # a price table file; default: the gateway's own
+
+The real key is read on the host when an attempt starts and handed to the gateway container
+alone (a private file of the service); it never enters the agent container, the attempt record
+or a log. The agent gets a fresh random virtual key per attempt.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+ProviderName = Literal["anthropic", "openai"]
+
+
+class ModelAccessError(ValueError):
+    """A model-access declaration that cannot be used; the message names the field, never a key."""
+
+
+class ProviderAccess(BaseModel):
+    """One provider as the campaign reaches it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    base_url: str
+    key_env: str | None = None
+    key_file: Path | None = None
+    models: tuple[str, ...] = Field(min_length=1)
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/"):
+            raise ValueError(f"base_url must be http(s)://host[:port] with no path, got {value!r}")
+        return value.rstrip("/")
+
+    @model_validator(mode="after")
+    def _one_key_source(self) -> ProviderAccess:
+        if self.key_env and self.key_file:
+            raise ValueError("give key_env or key_file, not both")
+        return self
+
+    @property
+    def host(self) -> str:
+        """The upstream host (the egress allowlist of the attempt)."""
+        return urlsplit(self.base_url).hostname or ""
+
+    def read_key(self, environ: dict[str, str] | None = None) -> str | None:
+        """The real key, read now on the host; None when no source is declared (a keyless fake)."""
+        env = os.environ if environ is None else environ
+        if self.key_env:
+            key = env.get(self.key_env, "").strip()
+            if not key:
+                raise ModelAccessError(f"providers: key_env {self.key_env} is not set on the host")
+            return key
+        if self.key_file:
+            try:
+                key = self.key_file.expanduser().read_text(encoding="utf-8").strip()
+            except OSError as exc:
+                raise ModelAccessError(f"providers: cannot read key_file {self.key_file}: {exc.strerror}") from None
+            if not key:
+                raise ModelAccessError(f"providers: key_file {self.key_file} is empty")
+            return key
+        return None
+
+
+class Budget(BaseModel):
+    """Per-attempt caps (see model_gateway.config.Budget)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_tokens: int | None = Field(default=None, ge=0)
+    max_cost_usd: float | None = Field(default=None, ge=0)
+
+
+class ModelAccess(BaseModel):
+    """The campaign's model access."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    providers: dict[ProviderName, ProviderAccess] = Field(min_length=1)
+    model: str | None = None
+    budget: Budget = Budget()
+    prices: Path | None = None
+
+    def model_for(self, provider: str, system_default: str) -> str:
+        """The model a system runs: the campaign's, else the system's default if declared, else
+        the provider's first declared model."""
+        access = self.providers.get(provider)  # type: ignore[call-overload]
+        if access is None:
+            raise ModelAccessError(f"providers: the system calls {provider!r}, which the campaign does not declare")
+        if self.model is not None:
+            if self.model not in access.models:
+                raise ModelAccessError(f"model: {self.model!r} is not among providers.{provider}.models")
+            return self.model
+        return system_default if system_default in access.models else access.models[0]
+
+    def identity(self) -> dict[str, Any]:
+        """What of it is part of an attempt's identity and record (no key, no key source path)."""
+        return {"providers": {name: {"base_url": p.base_url, "models": list(p.models)} for name, p in self.providers.items()},
+                "model": self.model, "budget": self.budget.model_dump(),
+                "prices": str(self.prices) if self.prices else None}
+
+
+def parse_model_access(doc: Any, where: str) -> ModelAccess:
+    """Validate a model-access document; the error names the field."""
+    try:
+        return ModelAccess.model_validate(doc)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "(top)"
+        raise ModelAccessError(f"{where}: {field}: {first['msg'].removeprefix('Value error, ')}") from None
+
+
+def load_model_access(path: Path) -> ModelAccess:
+    """Read a model-access YAML file."""
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ModelAccessError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise ModelAccessError(f"{path}: not valid YAML: {exc}") from None
+    return parse_model_access(doc, str(path))
+
+
+def new_virtual_key() -> str:
+    """A fresh random per-attempt key for the agent (worthless outside its attempt's gateway)."""
+    return "pbv-" + secrets.token_urlsafe(32)
