@@ -1,0 +1,35 @@
+"""Pure parts of outcome integrity: what the runtime copies out of an agent's folders is cut at
+the limit and recorded, never an exception of the runtime."""
+from __future__ import annotations
+
+import io
+import tarfile
+from pathlib import Path
+
+from orchestrator.archives import safe_extract
+
+
+def _tar(files: list[tuple[str, int]]) -> io.BytesIO:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, size in files:
+            info = tarfile.TarInfo(name)
+            info.size = size
+            tar.addfile(info, io.BytesIO(b"x" * size))
+    buf.seek(0)
+    return buf
+
+
+def test_copy_out_past_the_limit_is_truncated_and_recorded(tmp_path: Path):
+    skipped = safe_extract(_tar([("out/a.txt", 100), ("out/b.txt", 100), ("out/c.txt", 50)]), tmp_path,
+                           strip=0, max_bytes=150)
+    assert (tmp_path / "out" / "a.txt").stat().st_size == 100
+    assert (tmp_path / "out" / "b.txt").stat().st_size == 50
+    assert not (tmp_path / "out" / "c.txt").exists()
+    assert skipped == ["out/b.txt (truncated at 50 of 100 bytes: the copy-out limit of 150 bytes)",
+                       "out/c.txt (50 bytes; over the copy-out limit of 150 bytes)"]
+
+
+def test_copy_out_within_the_limit_is_whole(tmp_path: Path):
+    assert safe_extract(_tar([("a", 10), ("b", 20)]), tmp_path, strip=0, max_bytes=30) == []
+    assert sorted(p.stat().st_size for p in tmp_path.iterdir()) == [10, 20]
