@@ -12,6 +12,10 @@ from orchestrator.archives import safe_extract
 def _tar(files: list[tuple[str, int]]) -> io.BytesIO:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
+        for folder in sorted({str(Path(n).parent) for n, _ in files} - {"."}):
+            info = tarfile.TarInfo(folder)
+            info.type = tarfile.DIRTYPE
+            tar.addfile(info)
         for name, size in files:
             info = tarfile.TarInfo(name)
             info.size = size
