@@ -54,8 +54,8 @@ def test_generation_is_deterministic_and_agrees_with_task_yaml(slug, tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("slug", PACKS)
 def test_truth_rows_are_in_the_oracle_reference(slug, tmp_path):
-    from orchestrator.scenarios import check_truth, ensure_scenario
     from orchestrator.grading.grader import load_reference
+    from orchestrator.scenarios import check_truth, ensure_scenario
 
     scen = ensure_scenario(slug, 0, cache_root=tmp_path / "cache")  # raises on a contradiction
     pack = load_task(slug)
