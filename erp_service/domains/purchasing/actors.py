@@ -259,17 +259,25 @@ def _ship(day, user: str, vendor_id: str, prof: dict[str, Any]) -> None:
     for po_id, lines in sorted(slips.items()):
         slip_no = f"PS-{po_id}-{day.date.replace('-', '')}"
         day.log(vendor_id, "packing_slip", po_id, {"packing_slip": slip_no, "po_id": po_id, "lines": lines})
-        text = [f"Packing slip {slip_no}", f"Vendor {vendor_id}", f"Your order {po_id}", f"Ship date {day.date}", ""]
-        for p in lines:
-            lot_text = "; ".join(f"lot {x['lot']} exp {x['expiry']} qty {x['qty']:g}" for x in p["lots"])
-            text.append(f"Line {p['po_line']}: {p['item_id']} qty {p['qty']:g}"
-                        + (f" (substitute for {p['ordered_item']})" if p["substitution"] else "")
-                        + (f" [{lot_text}]" if lot_text else ""))
+        text = slip_text(slip_no, vendor_id, po_id, day.date, lines)
         _deliver(day, user, "receiving", _sender(day, vendor_id), f"Packing slip {slip_no} for {po_id}",
                  "\n".join(text), f"Packing slip {slip_no}", text, f"{slip_no}.pdf", ("purchase_order", po_id))
 
 
-def _invoice_text(vendor_id: str, inv: dict[str, Any]) -> list[str]:
+def slip_text(slip_no: str, vendor_id: str, po_id: str, ship_date: str, lines: list[dict[str, Any]]) -> list[str]:
+    """The lines of a packing slip: header, then one line per shipped PO line with the item
+    sent (a substitute names the ordered item) and its lots."""
+    text = [f"Packing slip {slip_no}", f"Vendor {vendor_id}", f"Your order {po_id}", f"Ship date {ship_date}", ""]
+    for p in lines:
+        lot_text = "; ".join(f"lot {x['lot']} exp {x['expiry']} qty {x['qty']:g}" for x in p["lots"])
+        text.append(f"Line {p['po_line']}: {p['item_id']} qty {p['qty']:g}"
+                    + (f" (substitute for {p['ordered_item']})" if p["substitution"] else "")
+                    + (f" [{lot_text}]" if lot_text else ""))
+    return text
+
+
+def invoice_text(vendor_id: str, inv: dict[str, Any]) -> list[str]:
+    """The lines of a vendor invoice as the vendor writes it (also its PDF)."""
     text = [f"INVOICE {inv['invoice_no']}", f"From vendor {vendor_id}", f"Invoice date {inv['invoice_date']}",
             f"Your PO {inv['po_id']}", ""]
     for l in inv["lines"]:
@@ -310,7 +318,7 @@ def _invoice(day, user: str, vendor_id: str, prof: dict[str, Any]) -> None:
                "ship_date": ship_day, "ship_log_ids": [sh["id"] for sh in ships], "lines": lines,
                "freight": freight, "total": total}
         day.log(vendor_id, "invoice", number, inv)
-        text = _invoice_text(vendor_id, inv)
+        text = invoice_text(vendor_id, inv)
         _deliver(day, user, "ap", _sender(day, vendor_id), f"Invoice {number} for PO {po_id}", "\n".join(text),
                  f"Invoice {number}", text, f"{number}.pdf", ("purchase_order", po_id))
     # A planted duplicate: the same invoice sent again later, possibly under a variant number.
@@ -325,7 +333,7 @@ def _invoice(day, user: str, vendor_id: str, prof: dict[str, Any]) -> None:
             number = p["invoice_no"].replace("-", "") if style == "stripped" else f"{p['invoice_no']}-A"
             dup = {**p, "invoice_no": number, "original": p["invoice_no"], "invoice_date": day.date}
             day.log(vendor_id, "invoice_dup", number, dup)
-            text = _invoice_text(vendor_id, dup)
+            text = invoice_text(vendor_id, dup)
             _deliver(day, user, "ap", _sender(day, vendor_id), f"Invoice {number} for PO {p['po_id']}",
                      "\n".join(text), f"Invoice {number}", text, f"{number}.pdf", ("purchase_order", p["po_id"]))
 
@@ -388,7 +396,7 @@ def _answer_requests(day, user: str, vendor_id: str, prof: dict[str, Any]) -> No
             _deliver(day, user, "ap", _sender(day, vendor_id), f"Credit memo {ref}", "\n".join(text),
                      f"Credit memo {ref}", text, f"{ref}.pdf", ("vendor_request", vr["id"]))
         else:
-            text = _invoice_text(vendor_id, payload)
+            text = invoice_text(vendor_id, payload)
             _deliver(day, user, "ap", _sender(day, vendor_id), f"Copy of invoice {ref}", "\n".join(text),
                      f"Invoice {ref} (copy)", text, f"{ref}-copy.pdf", ("vendor_request", vr["id"]))
 
