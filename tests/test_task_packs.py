@@ -271,3 +271,30 @@ def test_pack_modules_load_under_a_package_name(tmp_path):
     from tasks.registry import pack_dir
 
     assert package_name(pack_dir("payment-run")) == "tasks.payment_run"
+
+
+def test_check_types_are_discovered_on_both_sides():
+    from orchestrator.grading.checks import CHECKS
+    from tasks.checks import CHECK_MODELS, Check, check_model
+
+    assert set(CHECK_MODELS) == set(CHECKS)  # every model has a grader function and back
+    assert {"state_set", "audit_forbidden", "not_fooled"} <= set(CHECK_MODELS)
+    from pydantic import TypeAdapter
+
+    made = TypeAdapter(Check).validate_python({"name": "x", "type": "ledger_ties"})
+    assert type(made) is check_model("ledger_ties")
+    with pytest.raises(KeyError, match="unknown check type 'nope'"):
+        check_model("nope")
+
+
+def test_audit_rules_are_discovered_from_every_module():
+    import importlib
+    import pkgutil
+
+    from orchestrator.grading import rules
+
+    declared = set()
+    for info in pkgutil.iter_modules(rules.__path__):
+        mod = importlib.import_module(f"{rules.__name__}.{info.name}")
+        declared |= {fn.rule_name for fn in vars(mod).values() if hasattr(fn, "rule_name")}
+    assert declared and declared == set(rules.known_rules())
