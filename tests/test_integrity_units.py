@@ -37,3 +37,31 @@ def test_copy_out_past_the_limit_is_truncated_and_recorded(tmp_path: Path):
 def test_copy_out_within_the_limit_is_whole(tmp_path: Path):
     assert safe_extract(_tar([("a", 10), ("b", 20)]), tmp_path, strip=0, max_bytes=30) == []
     assert sorted(p.stat().st_size for p in tmp_path.iterdir()) == [10, 20]
+
+
+# --- who caused it ------------------------------------------------------------------------------
+
+def test_a_service_that_died_on_its_own_is_the_agents_and_one_killed_through_the_engine_is_not():
+    from orchestrator.integrity import ServiceDeath
+
+    crashed = ServiceDeath.from_engine("erp", {"ExitCode": 137, "OOMKilled": False},
+                                       [{"Action": "exec_create: python -c ..."}, {"Action": "exec_start: python"},
+                                        {"Action": "die", "Actor": {"Attributes": {"exitCode": "137"}}}])
+    assert crashed.agents_doing and "after the agent's requests" in crashed.reason(1)
+    oom = ServiceDeath.from_engine("erp", {"ExitCode": 137, "OOMKilled": True}, [{"Action": "oom"}, {"Action": "die"}])
+    assert oom.agents_doing and oom.oom_killed and "ran out of memory" in oom.reason(2)
+    killed = ServiceDeath.from_engine("erp", {"ExitCode": 137, "OOMKilled": False},
+                                      [{"Action": "kill", "Actor": {"Attributes": {"signal": "9"}}}, {"Action": "die"}])
+    assert not killed.agents_doing and "kill signal=9" in killed.reason(1)
+    stopped = ServiceDeath.from_engine("erp", {"ExitCode": 0}, [{"status": "stop"}])
+    assert not stopped.agents_doing
+
+
+def test_a_child_killed_for_memory_in_a_normal_turn_is_a_note_not_a_failure():
+    from orchestrator.integrity import TurnState, counts_as_oom_failure, memory_note
+
+    normal = TurnState(exit_code=0, oom_killed=True, timed_out=False)
+    assert memory_note(normal) and not counts_as_oom_failure(normal)
+    ended = TurnState(exit_code=137, oom_killed=True, timed_out=False)
+    assert memory_note(ended) is None and counts_as_oom_failure(ended)
+    assert not counts_as_oom_failure(TurnState(exit_code=0, oom_killed=False, timed_out=False))
