@@ -1,7 +1,7 @@
 """`python -m model_gateway serve|fake-provider`.
 
     serve --config FILE --secrets-file FILE --proxy-bind HOST:PORT --control-bind HOST:PORT
-          --control-token-file FILE [--ledger FILE]
+          --control-token-file FILE [--ledger FILE] [--prices FILE]
     fake-provider --script FILE --bind HOST:PORT [--record FILE]
 
 Both print one JSON line `{"event": "ready", ...}` when listening (PORT 0 picks a free port).
@@ -55,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--control-bind", default="127.0.0.1:0")
     s.add_argument("--control-token-file", type=Path, help="file holding the control token (else env PB_GATEWAY_CONTROL_TOKEN)")
     s.add_argument("--ledger", type=Path, help="also append ledger rows to this JSONL file")
+    s.add_argument("--prices", type=Path, help="the price table (overrides the config's; default: the packaged one)")
     s.add_argument("--log-level", default="warning")
     f = sub.add_parser("fake-provider", help="serve a scripted fake provider (tests)")
     f.add_argument("--script", required=True, type=Path)
@@ -70,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = load_config(args.config)
         secrets = load_secrets(args.secrets_file)
+        if args.prices is not None:
+            config = config.model_copy(update={"prices": str(args.prices)})
     except ConfigError as exc:
         print(json.dumps({"event": "error", "detail": str(exc)}), flush=True)
         return 2
