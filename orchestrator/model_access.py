@@ -15,12 +15,18 @@ Declared once per campaign (a YAML file, `--model-access FILE`, or the campaign 
     budget: {max_tokens: 5000000, max_cost_usd: 20}   # per attempt
     prices: null                              # a price table file; default: the gateway's own
 
+Instead of `base_url` and a key, a provider may name `fake_script: FILE` (relative to the
+declaring file): the project's fake provider then runs on the attempt's egress side playing that
+scripted conversation (model_gateway.fake_script), and is the gateway's only upstream. This is
+how the tests and a keyless demo run a real agent CLI end to end.
+
 The real key is read on the host when an attempt starts and handed to the gateway container
 alone (a private file of the service); it never enters the agent container, the attempt record
 or a log. The agent gets a fresh random virtual key per attempt.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 from pathlib import Path
@@ -42,14 +48,17 @@ class ProviderAccess(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    base_url: str
+    base_url: str | None = None
+    fake_script: Path | None = None
     key_env: str | None = None
     key_file: Path | None = None
     models: tuple[str, ...] = Field(min_length=1)
 
     @field_validator("base_url")
     @classmethod
-    def _url(cls, value: str) -> str:
+    def _url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
         parts = urlsplit(value)
         if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/"):
             raise ValueError(f"base_url must be http(s)://host[:port] with no path, got {value!r}")
@@ -59,12 +68,16 @@ class ProviderAccess(BaseModel):
     def _one_key_source(self) -> ProviderAccess:
         if self.key_env and self.key_file:
             raise ValueError("give key_env or key_file, not both")
+        if (self.base_url is None) == (self.fake_script is None):
+            raise ValueError("give base_url (a real provider) or fake_script (the fake provider), exactly one")
+        if self.fake_script is not None and (self.key_env or self.key_file):
+            raise ValueError("the fake provider takes no key")
         return self
 
     @property
     def host(self) -> str:
-        """The upstream host (the egress allowlist of the attempt)."""
-        return urlsplit(self.base_url).hostname or ""
+        """The upstream host (the egress allowlist of the attempt); empty for the fake provider."""
+        return (urlsplit(self.base_url).hostname or "") if self.base_url else ""
 
     def read_key(self, environ: dict[str, str] | None = None) -> str | None:
         """The real key, read now on the host; None when no source is declared (a keyless fake)."""
@@ -118,7 +131,13 @@ class ModelAccess(BaseModel):
 
     def identity(self) -> dict[str, Any]:
         """What of it is part of an attempt's identity and record (no key, no key source path)."""
-        return {"providers": {name: {"base_url": p.base_url, "models": list(p.models)} for name, p in self.providers.items()},
+        def one(p: ProviderAccess) -> dict[str, Any]:
+            out: dict[str, Any] = {"base_url": p.base_url, "models": list(p.models)}
+            if p.fake_script is not None:
+                out["fake_script_sha256"] = hashlib.sha256(p.fake_script.read_bytes()).hexdigest()
+            return out
+
+        return {"providers": {name: one(p) for name, p in self.providers.items()},
                 "model": self.model, "budget": self.budget.model_dump(),
                 "prices": str(self.prices) if self.prices else None}
 
@@ -141,7 +160,17 @@ def load_model_access(path: Path) -> ModelAccess:
         raise ModelAccessError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except yaml.YAMLError as exc:
         raise ModelAccessError(f"{path}: not valid YAML: {exc}") from None
-    return parse_model_access(doc, str(path))
+    if isinstance(doc, dict) and isinstance(doc.get("providers"), dict):
+        for raw in doc["providers"].values():  # paths relative to the declaring file
+            for key in ("fake_script", "key_file"):
+                if isinstance(raw, dict) and isinstance(raw.get(key), str):
+                    ref = Path(raw[key]).expanduser()
+                    raw[key] = str(ref if ref.is_absolute() else (path.parent / ref).resolve())
+    access = parse_model_access(doc, str(path))
+    for name, p in access.providers.items():
+        if p.fake_script is not None and not p.fake_script.is_file():
+            raise ModelAccessError(f"{path}: providers.{name}.fake_script: {p.fake_script} is not a file")
+    return access
 
 
 def new_virtual_key() -> str:

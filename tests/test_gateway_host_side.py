@@ -102,3 +102,16 @@ def test_ledger_streams_from_a_real_gateway(tmp_path: Path) -> None:
     finally:
         gw.stop()
         fake.stop()
+
+
+def test_fake_provider_access_from_the_example_file() -> None:
+    example = Path(__file__).resolve().parents[1] / "agent_sandbox" / "examples"
+    access = load_model_access(example / "model-access-fake.yaml")
+    fake = access.providers["anthropic"]
+    assert fake.fake_script == (example / "fake-claude-payment-run.yaml").resolve() and fake.host == ""
+    assert fake.read_key() is None and access.model_for("anthropic", "claude-sonnet-4-5") == "fake-claude"
+    assert "fake_script_sha256" in access.identity()["providers"]["anthropic"]
+    real = load_model_access(example / "model-access.yaml")
+    assert real.providers["anthropic"].key_env == "ANTHROPIC_API_KEY" and real.budget.max_cost_usd == 10
+    with pytest.raises(ModelAccessError, match="exactly one"):
+        parse_model_access({"providers": {"anthropic": {"models": ["m"]}}}, "f")
