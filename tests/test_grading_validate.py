@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import io
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from grading_fixtures import TASK_YAML, write_pack
+from grading_fixtures import TASK_YAML, write_generator, write_pack
 
 from orchestrator.validate import Report, control_problems, print_report, validate
 
@@ -24,12 +25,36 @@ def result(passed, failed=(), outcome="graded", turns=1, **kw):
 class Scen:
     handbook_dir: Path
     turns: list
+    dir: Path
+
+
+# The tiny pack's scripted policies: what the pack lint wants declared (the runner below plays
+# the attempts' results).
+POLICIES_PY = "POLICIES = {'oracle': None, 'neg:pay_all': None, 'neg:blind-retry': None}\n"
+
+
+def _write_tiny(root: Path, task: str | None = None) -> Path:
+    d = write_pack(root, task=task)
+    write_generator(d)
+    (d / "policies.py").write_text(POLICIES_PY)
+    return d
+
+
+@pytest.fixture(scope="module")
+def scenario_dir(tmp_path_factory) -> Path:
+    """A real scenario of the tiny pack (generated once for the module)."""
+    from tasks.registry import load_task
+
+    root = tmp_path_factory.mktemp("tasks")
+    _write_tiny(root)
+    return load_task("tiny", root).generate(0, root / "scenario")
 
 
 @pytest.fixture
-def pack(tmp_path, monkeypatch):
+def pack(tmp_path, monkeypatch, scenario_dir):
     monkeypatch.setenv("PB_TASKS_ROOT", str(tmp_path))
-    write_pack(tmp_path)
+    _write_tiny(tmp_path)
+    shutil.copytree(scenario_dir, tmp_path / "scenario")
     return tmp_path
 
 
@@ -40,7 +65,7 @@ def run(pack, outcomes, **kw):
         r = outcomes[cell.system]
         return r(seed, rep) if callable(r) else r
 
-    scen = Scen(pack / "tiny" / "handbook", [object()])
+    scen = Scen(pack / "tiny" / "handbook", [object()], pack / "scenario")
     return validate(["tiny"], [0, 1], runner=runner, scenario_for=lambda s, n: scen,
                     known_rules=["pay_held_invoice"], **kw)
 
@@ -108,7 +133,7 @@ def test_faults_need_a_profile_and_a_hit(pack):
     text = TASK_YAML.format(slug="tiny") + (
         "fault_profiles:\n  lost-writes:\n    faults: 'lost_response:POST /x@1'\n"
         "    negative_controls:\n      neg:blind-retry: [no held invoice paid]\n")
-    write_pack(pack, task=text)
+    _write_tiny(pack, task=text)
     oracle_hit = result(True, fault_metrics={"faults_injected": 2})
     oracle_miss = result(True, fault_metrics={"faults_injected": 0})
     rep = run(pack, {"oracle": lambda s, r: oracle_hit if s == 0 else oracle_miss,
@@ -129,7 +154,7 @@ def test_cited_clause_missing_from_scenario_handbook(pack, tmp_path):
     def runner(cell, seed, rep, **kw):
         return result(True) if cell.system == "oracle" else result(False, CHECKS)
 
-    rep = validate(["tiny"], [0], runner=runner, scenario_for=lambda s, n: Scen(hb, [1]),
+    rep = validate(["tiny"], [0], runner=runner, scenario_for=lambda s, n: Scen(hb, [1], pack / "scenario"),
                    known_rules=["pay_held_invoice"])
     assert any("cites ['PAY-2.1'], not in the scenario handbook" in e.note for e in rep.problems)
 
