@@ -71,7 +71,7 @@ def _routes() -> list[_Route]:
             if not isinstance(r, APIRoute):
                 continue
             extra = r.openapi_extra or {}
-            for m in sorted(r.methods):
+            for m in sorted(r.methods or ()):
                 out.append(_Route(m, r.path_regex, r, extra.get("x-permission")))
     return out
 
@@ -133,15 +133,19 @@ class InProcessErp:
         if d.request_param_name:
             kw[d.request_param_name] = request
         for dep in d.dependencies:
-            name = dep.call.__name__
+            name = getattr(dep.call, "__name__", "")
+            if dep.name is None:  # a sub-dependency without a parameter of its own: none of ours
+                raise GenerationError(f"{method} {path}: unsupported dependency {name}")
+            # The driver's request stands in for starlette's (it has what Api reads).
+            req: Any = request
             if name == "page_params":
                 kw[dep.name] = PageRequest(offset=int(params.get("offset", 0)),
                                            limit=int(params.get("limit", DEFAULT_LIMIT)))
             elif name == "write_api":
-                kw[dep.name] = Api(request, actor, body=body, idem_key=None, action=r.route.operation_id or "read",
+                kw[dep.name] = Api(req, actor, body=body, idem_key=None, action=r.route.operation_id or "read",
                                    permission=r.permission)
             elif name == "read_api":
-                kw[dep.name] = Api(request, actor)
+                kw[dep.name] = Api(req, actor)
             else:  # a dependency this driver does not know would silently change behaviour
                 raise GenerationError(f"{method} {path}: unsupported dependency {name}")
         return kw

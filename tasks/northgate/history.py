@@ -44,7 +44,7 @@ def history_world(ng: Northgate) -> dict[str, Any]:
     return {
         "payment_run_approver": {"user": CONTROLLER, "approve_after_days": 1, "release": True},
         "vendor_default": {"silent": True},
-        "customers": {c.id: dict(c.pays) for c in ng.customers},
+        "customers": {c.id: dict(c.pays or {}) for c in ng.customers},
     }
 
 

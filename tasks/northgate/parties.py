@@ -54,7 +54,7 @@ class Party:
     credit_limit: int = 0          # customers, dollars
     kind: str = ""                 # customers: distributor | contractor
     weight: float = 0.0            # customers: share of orders
-    pays: dict = None              # customers: payment behaviour profile (world file)
+    pays: dict | None = None       # customers: payment behaviour profile (world file)
     parent: str | None = None      # customers: parent account that pays for this one
 
 
