@@ -69,7 +69,10 @@ class SubnetPool:
     """Blocks of `/prefix` inside `range_cidr`, handed out one at a time."""
 
     def __init__(self, range_cidr: str, prefix: int, *, rng: random.Random | None = None):
-        self.range = ipaddress.ip_network(range_cidr, strict=True)
+        try:
+            self.range = ipaddress.IPv4Network(range_cidr, strict=True)
+        except ValueError as exc:
+            raise ValueError(f"subnet range {range_cidr!r} is not an IPv4 network: {exc}") from None
         if prefix < self.range.prefixlen:
             raise ValueError(f"/{prefix} blocks do not fit in {range_cidr}")
         self.prefix = prefix
@@ -80,12 +83,12 @@ class SubnetPool:
 
     def block(self, index: int) -> Block:
         size = 2 ** (32 - self.prefix)
-        return Block(ipaddress.ip_network(f"{self.range.network_address + index * size}/{self.prefix}"))
+        return Block(ipaddress.IPv4Network(f"{self.range.network_address + index * size}/{self.prefix}"))
 
     def index_of(self, cidr: str) -> int | None:
         """Index of the block equal to `cidr` (None if it is not one of ours)."""
         net = ipaddress.ip_network(cidr, strict=False)
-        if net.version != 4 or not net.subnet_of(self.range) or net.prefixlen != self.prefix:
+        if not isinstance(net, ipaddress.IPv4Network) or not net.subnet_of(self.range) or net.prefixlen != self.prefix:
             return None
         return (int(net.network_address) - int(self.range.network_address)) // 2 ** (32 - self.prefix)
 
@@ -133,5 +136,7 @@ class SubnetPool:
     def release(self, block: Block) -> None:
         """Forget an in-process reservation (the engine's network removal frees the block)."""
         index = self.index_of(block.subnet)
+        if index is None:
+            return
         with self._lock:
-            self._reserved.discard(index)  # type: ignore[arg-type]
+            self._reserved.discard(index)
