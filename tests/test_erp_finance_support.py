@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from erp_service.domains import ledger
-from erp_service.domains.banking import bank_accounts, bank_statement_lines
+from erp_service.domains.banking import bank_accounts
 from erp_service.domains.org import approval_limits
 from erp_service.domains.vendors import vendor_bank_accounts, vendors
 from erp_service.http.app import create_app
@@ -35,8 +35,6 @@ def finance_company(tmp_path):
                                         {"user_id": uid, "doc_type": "journal_entry", "limit_cents": 50_000_00}])
     b.insert(bank_accounts, id="OPER", name="Operating account", bank_name="First Test Bank",
              account_number="000123456789", gl_account_id="1000", status="active")
-    b.insert(bank_statement_lines, bank_account_id="OPER", date="2026-10-01", amount_cents=OPENING_CASH,
-             kind="opening", ref="opening", description="Opening balance")
 
     def opening(tx):
         return ledger.post(tx, source="opening", source_ref="opening", memo="Opening cash", entry_date="2026-10-01",

@@ -30,7 +30,7 @@ from ..kernel.listing import PageRequest, paginate
 from ..kernel.money import Amount, from_cents, to_cents
 from ..kernel.schema import metadata
 from ..kernel.tx import Tx, register_object
-from .ledger import accounts, budgets, journal_entries, journal_lines, period_for, periods, terms
+from .ledger import accounts, budgets, entry_posted, journal_entries, journal_lines, period_for, periods, terms
 from .org import approval_limit_cents, company
 from .payables import HistoryOut
 
@@ -204,7 +204,7 @@ def attach(tx: Tx, entry_id: str, body: AttachmentIn) -> dict:
     try:
         raw = base64.b64decode(body.content_base64, validate=True)
     except (binascii.Error, ValueError):
-        raise invalid("content_base64 is not valid base64.")
+        raise invalid("content_base64 is not valid base64.") from None
     if not raw or len(raw) > MAX_ATTACHMENT_BYTES:
         raise invalid(f"An attachment must be 1 byte to {MAX_ATTACHMENT_BYTES} bytes.")
     tx.touch("journal_entry", entry_id)
@@ -269,6 +269,7 @@ def post_entry(tx: Tx, entry_id: str) -> dict:
     period = period_for(tx, e["entry_date"])
     tx.set_status("journal_entry", journal_entries, entry_id, "posted", "posted", period_id=period["id"],
                   posted_on=tx.business_date)
+    entry_posted(tx, entry_id)
     return entry_detail(tx, entry_id)
 
 
@@ -299,6 +300,7 @@ def reverse_entry(tx: Tx, entry_id: str, body: NoteIn | None) -> dict:
         tx.insert(journal_lines, entry_id=mirror["id"], line_no=l["line_no"], account_id=l["account_id"],
                   debit_cents=l["credit_cents"], credit_cents=l["debit_cents"], memo=l["memo"],
                   party_type=l["party_type"], party_id=l["party_id"], doc_ref=l["doc_ref"])
+    entry_posted(tx, mirror["id"])
     tx.primary = ("journal_entry", entry_id)
     tx.set_status("journal_entry", journal_entries, entry_id, "reversed", note, allowed_from=["posted"],
                   reversed_by=mirror["id"])

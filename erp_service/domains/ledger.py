@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Column, Float, Integer, String, Table, Text, func, select
 
@@ -148,12 +149,30 @@ def post(tx: Tx, *, source: str, source_ref: str | None, memo: str, lines: Itera
         tx.insert(journal_lines, entry_id=entry["id"], line_no=n, account_id=acct,
                   debit_cents=max(l.amount_cents, 0), credit_cents=max(-l.amount_cents, 0), memo=l.memo,
                   party_type=l.party_type, party_id=l.party_id, doc_ref=l.doc_ref)
+    entry_posted(tx, entry["id"])
     return entry["id"]
+
+
+#: fn(tx, entry_id), called in the posting's transaction for every entry that reaches the
+#: ledger (system postings here, manual entries and their reversals in `journal`).
+PostingObserver = Callable[[Tx, str], None]
+POSTING_OBSERVERS: list[PostingObserver] = []
+
+
+def register_posting_observer(fn: PostingObserver) -> None:
+    """Be told of every entry posted (banking writes the bank's side of cash movements)."""
+    POSTING_OBSERVERS.append(fn)
+
+
+def entry_posted(tx: Tx, entry_id: str) -> None:
+    """Tell the observers that `entry_id` is now posted."""
+    for fn in POSTING_OBSERVERS:
+        fn(tx, entry_id)
 
 
 # Balances, subledgers, ties ------------------------------------------------------------------
 
-SubledgerFn = Callable[[object, str], int]   # (connection, as_of date) -> cents
+SubledgerFn = Callable[[Any, str | None], int]   # (connection, as_of date or None) -> cents
 SUBLEDGERS: dict[str, SubledgerFn] = {}
 
 

@@ -1,5 +1,7 @@
 """Banking: the company's bank accounts (each tied to a GL cash account; its book balance *is*
-the GL balance) and the bank statement (`bank_statement_lines`, what the bank reports).
+the GL balance) and the bank statement (`bank_statement_lines`, what the bank reports: every
+cash posting on its day, payments when they clear — see `feed`), so the statement balance is
+the book balance less payments in transit.
 
 The bank itself — clearing released payments onto the statement — and the payment-run
 approver are payments' counterparties (`payments.actors`); the cash-position report is
@@ -7,6 +9,7 @@ payments' too, since it is about runs and payments in transit.
 """
 from __future__ import annotations
 
+from . import feed  # noqa: F401  (the bank's side of every cash posting)
 from .routes import router
 from .service import bank_account_out, cash_account_of, statement_balance_cents
 from .tables import bank_accounts, bank_statement_lines

@@ -22,7 +22,7 @@ bank_statement_lines = Table(
     Column("bank_account_id", String, nullable=False, index=True),
     Column("date", String, nullable=False),
     Column("amount_cents", Integer, nullable=False),     # deposits positive, payments negative
-    Column("kind", String, nullable=False),              # opening | payment | deposit | fee | return
+    Column("kind", String, nullable=False),              # opening | deposit | withdrawal | payment
     Column("ref", String),
     Column("description", Text),
     Column("payment_id", String),
