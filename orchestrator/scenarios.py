@@ -155,29 +155,6 @@ def task_tree_hash(slug: str, *, repo: Path = REPO_ROOT) -> str:
 ReferenceRunner = Callable[[TaskPack, Scenario, Path], Path]
 
 
-def oracle_final_db_local(task: TaskPack, scenario: Scenario, scratch: Path) -> Path:
-    """Run the oracle through the local backend (no grading) and return its final database."""
-    # Imported lazily: the attempt lifecycle imports this module too.
-    from orchestrator.attempt import AttemptSpec, run_attempt
-    from orchestrator.backends import make_backend
-    from orchestrator.cells import Cell
-    from orchestrator.config import RuntimeConfig
-
-    config = RuntimeConfig.from_env(runs_root=scratch, campaign="reference")
-    backend = make_backend("local", config)
-    spec = AttemptSpec(cell=Cell("oracle", task.slug), seed=scenario.seed, rep=1, label="reference")
-    result = run_attempt(spec, backend=backend, root=scratch, config=config, scenario=scenario,
-                         grade=False, task=task)
-    final_db = Path(result.paths.final_db)
-    if result.outcome != "graded" or not final_db.exists():
-        err = result.error or {}
-        raise ScenarioError(
-            f"{task.slug} seed {scenario.seed}: the oracle's reference run did not finish "
-            f"(outcome {result.outcome}: {err.get('message', 'no final database')}); see {result.paths.root}"
-        )
-    return final_db
-
-
 def _cell_matches(got: str, want: Any) -> bool:
     from orchestrator.grading.checks import norm_text, parse_number
 
@@ -219,7 +196,11 @@ def build_reference(task: TaskPack, scenario: Scenario, scratch: Path,
     from orchestrator.grading.grader import projection_params
     from orchestrator.grading.projections import run_all, write_csvs
 
-    final_db = (runner or oracle_final_db_local)(task, scenario, scratch)
+    if runner is None:
+        from orchestrator.reference import oracle_final_db_local  # lazily: that module imports this one
+
+        runner = oracle_final_db_local
+    final_db = runner(task, scenario, scratch)
     meta = scenario.meta
     tables = run_all(final_db, task.projections, projection_params(
         meta, str(meta.get("grading_date") or task.spec.grading_date)))
