@@ -156,6 +156,11 @@ class AttemptRunner:
     def __call__(self, cell: Cell, seed: int, rep: int, *, scenario: Any = None, task: Any = None) -> dict[str, Any]:
         from orchestrator.attempt import AttemptSpec, run_attempt
 
+        from orchestrator.inputs import load_inputs
+
+        if task is None or scenario is None:
+            inputs = load_inputs(cell, seed)
+            task, scenario = task or inputs.task, scenario or inputs.scenario
         res = run_attempt(AttemptSpec(cell=cell, seed=seed, rep=rep, label=self.label),
                           backend=self.backend, root=self.root, config=self.config,
                           scenario=scenario, task=task)
