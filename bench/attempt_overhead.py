@@ -68,8 +68,11 @@ def attempts(backend_name: str, runs: int, turns: int, task_slug: str | None, im
     records = []
     for rep in range(runs):
         if task_slug:
+            from orchestrator.inputs import load_inputs
+
             spec = AttemptSpec(Cell("null", task_slug), 0, rep=rep, label="bench")
-            result = run_attempt(spec, backend=backend, config=cfg, grade=False)
+            inputs = load_inputs(spec.cell, 0)
+            result = run_attempt(spec, backend=backend, config=cfg, task=inputs.task, scenario=inputs.scenario, grade=False)
         else:
             from runtime_support import fake_scenario
 
@@ -87,14 +90,13 @@ def summarise(records: list[dict]) -> dict[str, float]:
     t = lambda key: _median([r["timings"].get(key, float("nan")) for r in records])  # noqa: E731
     turns = [x for r in records for x in r["turns"]]
     return {
-        "setup_s": t("setup_s"),
-        "  networks+volumes_s": t("open_s"),
-        "  erp_start_s": t("erp_start_s"),
+        "open_s (networks+volumes)": t("open_s"),
+        "services_s (erp start)": t("services_s"),
         "turn_agent_start_s": _median([x["start_overhead_s"] for x in turns]),
         "turn_run_s": _median([x["duration_s"] for x in turns]),
         "turn_cleanup_s": _median([x["cleanup_s"] for x in turns]),
         "turn_advance_s": _median([x["advance_s"] for x in turns]),
-        "finalize_s": t("finalize_s"),
+        "freeze_s": t("freeze_s"),
         "teardown_s": t("teardown_s"),
         "total_s": t("total_s"),
         "turns_per_attempt": _median([len(r["turns"]) for r in records]),
