@@ -93,7 +93,7 @@ class LiveAttempt:
 
     @property
     def erp_name(self) -> str:
-        return self.sandbox.erp.name
+        return self.sandbox.containers["erp"].name
 
     @property
     def netns(self) -> Any:
@@ -107,19 +107,20 @@ class LiveAttempt:
 
     def erp_ipv4(self) -> dict[str, str]:
         """Network name -> IPv4 address of the ERP container, as the engine reports them."""
-        self.sandbox.erp.reload()
-        nets = self.sandbox.erp.attrs["NetworkSettings"]["Networks"]
+        self.sandbox.containers["erp"].reload()
+        nets = self.sandbox.containers["erp"].attrs["NetworkSettings"]["Networks"]
         return {name: n["IPAddress"] for name, n in nets.items() if n.get("IPAddress")}
 
     def erp_all_addresses(self) -> list[str]:
         """Every address of the ERP container: engine-reported IPv4/IPv6 and the kernel's IPv6 list."""
-        self.sandbox.erp.reload()
+        erp = self.sandbox.containers["erp"]
+        erp.reload()
         addrs = set(self.erp_ipv4().values())
-        for n in self.sandbox.erp.attrs["NetworkSettings"]["Networks"].values():
+        for n in erp.attrs["NetworkSettings"]["Networks"].values():
             for key in ("GlobalIPv6Address", "LinkLocalIPv6Address"):
                 if n.get(key):
                     addrs.add(n[key])
-        rc, out = self.sandbox.erp.exec_run(["cat", "/proc/net/if_inet6"], user="1001:1001")
+        rc, out = erp.exec_run(["cat", "/proc/net/if_inet6"], user="1001:1001")
         for line in out.decode().splitlines() if rc == 0 else []:
             f = line.split()
             if len(f) >= 6 and f[5] != "lo":
@@ -157,10 +158,11 @@ class EscapeLab:
 
     def open_attempt(self, name: str) -> LiveAttempt:
         """Networks, volumes, the ERP from the scenario snapshot (healthy), handbook in the workspace."""
-        from orchestrator.backends.base import AttemptContext, ErpLaunch
+        from orchestrator.backends.base import AttemptContext
         from orchestrator.cells import Cell
         from orchestrator.control_client import ControlClient
         from orchestrator.paths import AttemptPaths
+        from orchestrator.services.erp import ErpEndpoints, ErpLaunch, erp_service
 
         paths = AttemptPaths.for_attempt(self.config.runs_root, "escape", Cell("escape-probe", self.scenario.slug), 0, len(self.attempts))
         paths.prepare()
@@ -168,7 +170,8 @@ class EscapeLab:
         sandbox = self.backend.open_attempt(AttemptContext(attempt_id, self.campaign, paths))
         live = LiveAttempt(name, sandbox, None, secrets.token_hex(32), None, str(self.scenario.meta["agent_token"]), paths)
         self.attempts.append(live)  # closed in close() even if the ERP fails to start
-        live.endpoints = sandbox.start_erp(ErpLaunch(db=Path(self.scenario.db), world=Path(self.scenario.world), control_token=live.control_token))
+        launch = ErpLaunch(db=Path(self.scenario.db), world=Path(self.scenario.world), control_token=live.control_token)
+        live.endpoints = ErpEndpoints.of(sandbox.start_service(erp_service(launch, self.config)))
         live.control = ControlClient(live.endpoints.control_url, live.control_token, timeout_s=self.config.control_timeout_s)
         live.control.wait_healthy(self.config.erp_ready_timeout_s)
         sandbox.seed_workspace(Path(self.scenario.handbook_dir))
