@@ -81,7 +81,7 @@ def net(lab, docker_client):
     docker0 = host_addrs.get("docker0") or "172.17.0.1"
     a_att, a_ctl = a.sandbox.blocks["attempt"], a.sandbox.blocks["control"]
     b_att, b_ctl = b.sandbox.blocks["attempt"], b.sandbox.blocks["control"]
-    a_erp, b_erp = a.sandbox.erp_addresses, b.sandbox.erp_addresses
+    a_erp, b_erp = a.sandbox.addresses["erp"], b.sandbox.addresses["erp"]
     cfg = lab.config
     ports = (cfg.erp_agent_port, cfg.erp_control_port)
 
@@ -150,7 +150,7 @@ def net(lab, docker_client):
 def test_control_api_unreachable_on_every_erp_address_and_port(lab, net):
     _ok(net["a_run"], lab, lab.a)
     a, cfg = net["a"], lab.config
-    erp = lab.a.sandbox.erp_addresses
+    erp = lab.a.sandbox.addresses["erp"]
     # The ERP has exactly its two addresses (attempt, control), and the probe saw both.
     assert set(lab.a.erp_ipv4().values()) == {erp["attempt"], erp["control"]}
     assert {erp["attempt"], erp["control"]} <= set(net["erp_addrs"])
@@ -207,7 +207,7 @@ def test_second_attempt_unreachable(lab, net):
     # Positive control: a container on B's attempt network reaches B's ERP and agent, and
     # resolves B's names.
     pc = net["pc_b"]
-    b_erp = lab.b.sandbox.erp_addresses
+    b_erp = lab.b.sandbox.addresses["erp"]
     assert pc["tcp"][f"{b_erp['attempt']}:{lab.config.erp_agent_port}"] == "open", pc
     assert pc["tcp"][f"{net['b_agent_ip']}:{LISTEN_PORT}"] == "open", pc
     assert "resolved" in pc["names"][lab.b.erp_name], pc
@@ -233,7 +233,7 @@ def test_no_route_and_no_name_resolution_beyond_the_attempt_network(lab, net):
     # Positive controls: the resolver does answer inside the attempt (A's own ERP by name) and the
     # route reader sees a default route where there is one (the ordinary bridge).
     own = net["a"]["names"][lab.a.erp_name]
-    assert own.get("resolved") == [lab.a.sandbox.erp_addresses["attempt"]], own
+    assert own.get("resolved") == [lab.a.sandbox.addresses["erp"]["attempt"]], own
     assert net["pc_plain"]["routes"]["v4_default"] is True, net["pc_plain"]["routes"]
 
 
@@ -284,8 +284,8 @@ def test_no_secrets_no_scenario_no_socket_no_writes(lab, scenario, forbidden, do
         if m["point"] not in ("/workspace", "/turn"):
             assert m["options"].split(",")[0] == "ro", m
     # The ERP container does not show the token in its configuration either.
-    a.sandbox.erp.reload()
-    assert a.control_token not in str(a.sandbox.erp.attrs)
+    a.sandbox.containers["erp"].reload()
+    assert a.control_token not in str(a.sandbox.containers["erp"].attrs)
 
     # Positive control: the same probe in a container where the secrets were planted finds each.
     sdir = scenario.dir
@@ -400,5 +400,5 @@ def test_fork_bomb_and_memory_hog_are_contained(lab):
     assert b_run is not None and b_run.exit_code == 0 and not b_run.timed_out, (b_out, lab.turn_diagnostics(b))
     assert b_rep["ok"] > 10 and b_rep["failed"] == [], b_rep
     # A's own ERP survived its agent's hog (the OOM killer stayed inside the agent container).
-    assert a.sandbox.erp_alive() and a.control.health(timeout_s=5)["ok"] is True
-    assert b.sandbox.erp_alive()
+    assert a.sandbox.service_running("erp") and a.control.health(timeout_s=5)["ok"] is True
+    assert b.sandbox.service_running("erp")
