@@ -61,7 +61,9 @@ def test_erp_killed_mid_turn_is_infra_error_not_a_failed_grade(runtime, docker_c
     t = threading.Thread(target=killer, daemon=True)
     t.start()
     spec = AttemptSpec(parse_cell("escape-sleeper:payment-run"), 0, label="escape-kill", systems_file=systems)
-    result = run_attempt(spec, backend=backend, root=cfg.runs_root, config=cfg, scenario=scenario)
+    from tasks.registry import load_task
+
+    result = run_attempt(spec, backend=backend, root=cfg.runs_root, config=cfg, scenario=scenario, task=load_task("payment-run"))
     t.join(10)
     assert killed, "the test never saw the agent container running"
 
