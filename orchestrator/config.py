@@ -31,10 +31,9 @@ class ContainerPaths(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    # ERP container: a per-attempt volume mounted only into the ERP container.
-    erp_data_mount: str = "/data"
-    # Sub-directory of that volume owned by the ERP user (the volume root belongs to root).
-    erp_data_dir: str = "/data/erp"
+    # Service containers: a per-attempt volume per service, mounted only into that service;
+    # its files live in `<service_data_mount>/<service name>` (the volume root belongs to root).
+    service_data_mount: str = "/data"
     # Agent container.
     workspace: str = "/workspace"
     home: str = "/home/agent"
@@ -135,7 +134,7 @@ class RuntimeConfig(BaseModel):
         if v := os.environ.get("PB_DOCKER_API_SLOTS"):
             env["docker_api_slots"] = v  # validated (and converted) by the model
         env.update(overrides)
-        return cls(**env)
+        return cls.model_validate(env)
 
     def with_changes(self, **changes: object) -> RuntimeConfig:
         """A copy with some fields changed (validated again)."""

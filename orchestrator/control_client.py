@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,10 +44,10 @@ class ControlClient:
             raise ErpUnhealthy(f"{method} {path}: HTTP {resp.status_code}: {resp.text[:500]}", phase=phase)
         return resp
 
-    def health(self, *, phase: Phase = Phase.ERP_START, timeout_s: float | None = None) -> dict[str, Any]:
+    def health(self, *, phase: Phase = Phase.SERVICES, timeout_s: float | None = None) -> dict[str, Any]:
         return self._call("GET", "/control/health", phase=phase, timeout_s=timeout_s).json()
 
-    def wait_healthy(self, deadline_s: float, *, alive: callable[[], None] | None = None) -> dict[str, Any]:
+    def wait_healthy(self, deadline_s: float, *, alive: Callable[[], None] | None = None) -> dict[str, Any]:
         """Poll /control/health until it answers 200; `alive()` raises if the ERP died meanwhile."""
         end = time.monotonic() + deadline_s
         last: Exception | None = None
@@ -58,12 +59,12 @@ class ControlClient:
             except ErpUnhealthy as exc:
                 last = exc
                 time.sleep(0.05)
-        raise ErpUnhealthy(f"ERP not healthy after {deadline_s:.0f}s: {last}", phase=Phase.ERP_START)
+        raise ErpUnhealthy(f"ERP not healthy after {deadline_s:.0f}s: {last}", phase=Phase.SERVICES)
 
     def advance(self, to: str, *, phase: Phase, timeout_s: float) -> dict[str, Any]:
         return self._call("POST", "/control/advance", json={"to": to}, phase=phase, timeout_s=timeout_s).json()
 
-    def flush(self, *, phase: Phase = Phase.FINALIZE) -> None:
+    def flush(self, *, phase: Phase = Phase.FREEZE) -> None:
         self._call("POST", "/control/flush", phase=phase)
 
     def audit(self, after: int, limit: int = 1000, *, phase: Phase = Phase.TURN) -> dict[str, Any]:
@@ -72,7 +73,7 @@ class ControlClient:
     def faults(self, after: int, *, phase: Phase = Phase.TURN) -> dict[str, Any]:
         return self._call("GET", "/control/faults", params={"after": after}, phase=phase).json()
 
-    def snapshot(self, dest: Path, *, timeout_s: float, phase: Phase = Phase.FINALIZE) -> int:
+    def snapshot(self, dest: Path, *, timeout_s: float, phase: Phase = Phase.FREEZE) -> int:
         """Stream the consistent database copy into `dest`; return its size in bytes."""
         tmp = dest.with_suffix(dest.suffix + ".part")
         try:

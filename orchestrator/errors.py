@@ -1,6 +1,6 @@
 """Typed attempt errors and the pure decision `agent_error` vs `infra_error`.
 
-An attempt ends in one of three outcomes (contracts §9):
+An attempt ends in one of four outcomes (contracts §9):
 
 * `graded`      — the infrastructure worked and every turn of the agent ran and exited 0 in time;
 * `agent_error` — the harness crashed (non-zero exit, did not start) or ran out of time on a
@@ -8,6 +8,9 @@ An attempt ends in one of three outcomes (contracts §9):
 * `infra_error` — a daemon call failed, a container would not start or died, the ERP became
                   unhealthy or ran out of memory, the host side failed. Never scored as the
                   agent's failure; the campaign retries it.
+* `task_error`  — the task pack or its scenario is broken (a scenario without a grading date, a
+                  policies module that is missing, a check that raises): never retried (it
+                  would fail again), never scored as infra or as the agent's failure.
 
 A turn whose entrypoint could not even set it up (exit 125 with out/traceback.txt: our turn
 files, the image or the policy module were unusable) never ran the agent: the lifecycle raises
@@ -23,19 +26,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Outcome = Literal["graded", "agent_error", "infra_error"]
+AttemptOutcome = Literal["graded", "agent_error", "infra_error", "task_error"]
 
 
 class Phase(str, enum.Enum):
-    """Where in the lifecycle something happened."""
+    """Where in the lifecycle something happened (one method of the attempt runner each)."""
 
-    CONFIG = "config"  # parsing the cell, systems file, task pack
-    SCENARIO = "scenario"  # generating / loading the scenario on the host
-    SETUP = "setup"  # networks, volumes, helper containers
-    ERP_START = "erp_start"  # the ERP container up and healthy
-    WORKSPACE = "workspace"  # handbook copied into the workspace
+    RESOLVE = "resolve"  # the cell against the task pack, the systems file and the scenario
+    OPEN = "open"  # the backend prepared, the sandbox opened (networks, volumes)
+    SERVICES = "services"  # the ERP (and later services) started and healthy, handbook in
     TURN = "turn"  # clock advance and the agent container of one turn
-    FINALIZE = "finalize"  # grading-date advance, flush, snapshot, workspace copy
+    FREEZE = "freeze"  # grading-date advance, flush, drain, snapshot, workspace copy
     GRADE = "grade"  # the grader on the host
     TEARDOWN = "teardown"
 
@@ -65,7 +66,7 @@ class PostMortem:
 class AttemptError(Exception):
     """Base of the runtime's own errors; carries the phase and optional post-mortems."""
 
-    kind: Outcome = "infra_error"
+    kind: AttemptOutcome = "infra_error"
 
     def __init__(self, message: str, *, phase: Phase | None = None, post_mortems: Iterable[PostMortem] = ()):
         super().__init__(message)
@@ -76,7 +77,7 @@ class AttemptError(Exception):
 class InfraError(AttemptError):
     """The infrastructure failed: the attempt says nothing about the agent."""
 
-    kind: Outcome = "infra_error"
+    kind: AttemptOutcome = "infra_error"
 
 
 class EngineError(InfraError):
@@ -87,7 +88,11 @@ class ContainerStartError(InfraError):
     """A container could not be created or started."""
 
 
-class ErpUnhealthy(InfraError):
+class ServiceUnhealthy(InfraError):
+    """A service of the sandbox did not become healthy, died, or failed a call it should accept."""
+
+
+class ErpUnhealthy(ServiceUnhealthy):
     """The ERP did not become healthy, died, or refused a control call it should accept."""
 
 
@@ -95,10 +100,10 @@ class SubnetsExhausted(InfraError):
     """No free subnet is left in the configured range."""
 
 
-class AgentError(AttemptError):
-    """The agent's harness failed in a way that is the agent's responsibility."""
+class TaskError(AttemptError):
+    """The task pack or its scenario is broken: the attempt says nothing about agent or infra."""
 
-    kind: Outcome = "agent_error"
+    kind: AttemptOutcome = "task_error"
 
 
 class ConfigError(ValueError):
@@ -109,7 +114,7 @@ class ConfigError(ValueError):
 _INFRA_MODULE_PREFIXES = ("docker.", "requests.", "urllib3.", "httpx.", "httpcore.", "sqlite3")
 
 
-def classify_exception(exc: BaseException) -> Outcome:
+def classify_exception(exc: BaseException) -> AttemptOutcome:
     """Outcome for an exception that ended an attempt early.
 
     The runtime's own errors know their kind. Everything else — engine and HTTP client errors,
@@ -144,7 +149,7 @@ class TurnFacts:
 class TurnsVerdict:
     """The agent's share of the outcome: `ok`, or an agent error with the reason."""
 
-    outcome: Outcome
+    outcome: AttemptOutcome
     reasons: list[str] = field(default_factory=list)
 
 

@@ -23,7 +23,7 @@ class AttemptPaths:
         ├── workspace/        the agent's workspace, copied out (symlinks never followed)
         ├── turns/<n>/        what the turn saw and wrote: prompt.txt, system.json,
         │                     context.json, out/ (stdout.txt, stderr.txt, usage.json, ...)
-        └── logs/             erp.log, turn-<n>.log, runtime.log
+        └── logs/             <service>.log (erp.log, ...), turn-<n>.log, runtime.log
 
     Nothing of this folder is ever visible to the agent.
     """
@@ -73,7 +73,11 @@ class AttemptPaths:
 
     @property
     def erp_log(self) -> Path:
-        return self.logs / "erp.log"
+        return self.service_log("erp")
+
+    def service_log(self, name: str) -> Path:
+        """The output of the sandbox service `name` (logs/erp.log, logs/gateway.log, ...)."""
+        return self.logs / f"{name}.log"
 
     @property
     def runtime_log(self) -> Path:
@@ -94,7 +98,9 @@ class AttemptPaths:
         """
         if self.root.exists():
             label_root = self.root.parents[2]
-            aside = label_root / ".superseded" / f"{self.root.parent.parent.name}.{self.root.parent.name}.{self.root.name}.{time.strftime('%Y%m%dT%H%M%S')}"
+            stamp = time.strftime("%Y%m%dT%H%M%S")
+            name = f"{self.root.parent.parent.name}.{self.root.parent.name}.{self.root.name}.{stamp}"
+            aside = label_root / ".superseded" / name
             aside.parent.mkdir(parents=True, exist_ok=True)
             self.root.rename(aside)
         self.root.mkdir(parents=True)

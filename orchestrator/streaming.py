@@ -85,4 +85,4 @@ class ControlStreamer:
     def drain(self) -> None:
         """Stop polling and pull the rest; raises `ErpUnhealthy` if the ERP does not answer."""
         self.stop()
-        self.pull(phase=Phase.FINALIZE)
+        self.pull(phase=Phase.FREEZE)

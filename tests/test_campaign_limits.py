@@ -11,7 +11,7 @@ class _Sandbox:
     def __init__(self, log, hang=0.0):
         self.log, self.hang = log, hang
 
-    def start_erp(self, launch):
+    def start_service(self, spec):
         return "endpoints"
 
     def close(self):
@@ -66,7 +66,7 @@ def test_setup_is_bounded_and_teardown_is_not_starved():
 def test_teardown_timeout_moves_on_and_says_so():
     backend = LimitedBackend(_Backend(hang=1.0), EngineLimits(setup_slots=1, teardown_slots=1, teardown_timeout_s=0.1))
     sandbox = backend.open_attempt(None)
-    assert sandbox.start_erp(None) == "endpoints"
+    assert sandbox.start_service(None) == "endpoints"
     t = time.monotonic()
     problems = sandbox.close()
     assert time.monotonic() - t < 0.8

@@ -188,11 +188,11 @@ def test_two_payment_run_attempts_with_one_api_slot(tmp_path, request):
     from orchestrator.backends.docker import DockerBackend
     from orchestrator.cells import parse_cell
     from orchestrator.config import Images
-    from orchestrator.scenarios import ensure_scenario
+    from orchestrator.inputs import load_inputs
 
     client = docker_client()
     images = resolve_images(request)
-    scenario = ensure_scenario("payment-run", 0)
+    inputs = load_inputs(parse_cell("null:payment-run"), 0)
     campaign = f"pytest-apilimit-{uuid.uuid4().hex[:6]}"
     cfg = RuntimeConfig.from_env(
         runs_root=tmp_path / "runs", campaign=campaign, images=Images(erp=images.erp.tag, agent=images.agent.tag),
@@ -205,7 +205,7 @@ def test_two_payment_run_attempts_with_one_api_slot(tmp_path, request):
 
     def attempt(rep: int) -> None:
         spec = AttemptSpec(parse_cell("null:payment-run"), 0, rep=rep, label=campaign)
-        results[rep] = run_attempt(spec, backend=backend, config=cfg, scenario=scenario)
+        results[rep] = run_attempt(spec, backend=backend, config=cfg, scenario=inputs.scenario, task=inputs.task)
 
     try:
         threads = [threading.Thread(target=attempt, args=(rep,)) for rep in (1, 2)]

@@ -12,9 +12,9 @@ import pytest
 
 from orchestrator.cells import CLEAN, Cell, CellError, parse_cell
 from orchestrator.errors import (
-    AgentError,
     ContainerStartError,
     ErpUnhealthy,
+    TaskError,
     TurnFacts,
     classify_exception,
     classify_turns,
@@ -73,7 +73,7 @@ def test_cell_slug_is_a_folder_name():
 def test_exceptions_never_blame_the_agent_unless_typed():
     assert classify_exception(ContainerStartError("x")) == "infra_error"
     assert classify_exception(ErpUnhealthy("x")) == "infra_error"
-    assert classify_exception(AgentError("x")) == "agent_error"
+    assert classify_exception(TaskError("x")) == "task_error"
     assert classify_exception(RuntimeError("a bug of ours")) == "infra_error"
     assert classify_exception(OSError("disk full")) == "infra_error"
 

@@ -1,26 +1,31 @@
 """The one interface between the attempt lifecycle and the place attempts run.
 
 `Backend.open_attempt()` gives a `Sandbox`: the private world of one attempt (its networks,
-volumes, ERP, turn runner). The lifecycle in `orchestrator.attempt` calls only these methods,
-in this order:
+volumes, named services, turn runner). The attempt runner (`orchestrator.attempt.runner`) calls
+only these methods, in this order:
 
-    open_attempt → start_erp → seed_workspace → run_turn × n → erp_alive (after each turn)
-    → stop_erp → copy_workspace → close (always, also after any failure)
+    open_attempt → start_service × k (ERP, later gateway, MCP) → wait_service_healthy
+    → seed_workspace → run_turn × n (check_service after each) → stop_service
+    → copy_workspace → close (always, also after any failure)
 
-Everything HTTP (clock, flush, snapshot, audit) goes through the control URL that `start_erp`
-returns, so a backend only moves files and runs processes. A distributed backend implements
-these two classes and nothing in the lifecycle changes.
+Services are declarations (`orchestrator.backends.services.ServiceSpec`): the backend starts,
+checks, post-mortems and stops any of them by name with the same methods. Everything HTTP
+(clock, flush, snapshot, audit) goes through the URLs `start_service` returns, so a backend only
+moves files and runs processes. A distributed backend implements these two classes and nothing
+in the lifecycle changes; tests/test_backend_conformance.py states the contract on both.
 """
 from __future__ import annotations
 
 import abc
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.errors import PostMortem
+from orchestrator.backends.services import ServiceEndpoints, ServiceSpec, ServiceSpecError, probe_health
+from orchestrator.errors import PostMortem, ServiceUnhealthy
 from orchestrator.paths import AttemptPaths
 
 _PREPARE_LOCK = threading.Lock()
@@ -33,25 +38,6 @@ class AttemptContext:
     attempt_id: str
     campaign: str
     paths: AttemptPaths
-
-
-@dataclass(frozen=True)
-class ErpLaunch:
-    """What the ERP needs. Host paths; the backend copies them where only the ERP can read."""
-
-    db: Path
-    world: Path
-    control_token: str
-    faults: str | None = None
-    fault_profiles: Path | None = None  # a file the ERP reads with --fault-profiles
-
-
-@dataclass(frozen=True)
-class ErpEndpoints:
-    """Where the host reaches the control API, and the ERP_URL the agent gets."""
-
-    control_url: str
-    agent_url: str
 
 
 @dataclass(frozen=True)
@@ -94,22 +80,95 @@ class Sandbox(abc.ABC):
 
     isolation: str  # "docker" | "none"
 
-    @abc.abstractmethod
-    def start_erp(self, launch: ErpLaunch) -> ErpEndpoints:
-        """Start the ERP, stream its log to `paths.erp_log`, return once the ready line / listeners exist.
+    def __init__(self) -> None:
+        self._services: dict[str, tuple[ServiceSpec, ServiceEndpoints]] = {}
 
-        Raises `ContainerStartError` (could not create/start), `ErpUnhealthy` (exited or never
-        became ready; with a post-mortem), `EngineError` (daemon call failed).
-        The lifecycle then waits for /control/health itself.
+    # -- named services ------------------------------------------------------------------------
+
+    def start_service(self, spec: ServiceSpec) -> ServiceEndpoints:
+        """Start the declared service and stream its output to `logs/<spec.log_name>.log`.
+
+        Returns once it runs (and, with `ready_line`, once it printed the ready line); it may not
+        answer its health check yet (see `wait_service_healthy`). Raises `ContainerStartError`
+        (could not create/start), `ServiceUnhealthy` (exited, or no ready line; with a
+        post-mortem), `EngineError` (daemon call failed), `ServiceSpecError` (a name used twice).
         """
+        if spec.name in self._services:
+            raise ServiceSpecError(f"service {spec.name!r} is already started in this sandbox")
+        endpoints = self._start_service(spec)
+        self._services[spec.name] = (spec, endpoints)
+        return endpoints
 
     @abc.abstractmethod
-    def erp_alive(self) -> bool:
-        """True while the ERP process/container runs. Raises `EngineError` if that cannot be known."""
+    def _start_service(self, spec: ServiceSpec) -> ServiceEndpoints:
+        """Backend part of `start_service` (the name is new here)."""
 
     @abc.abstractmethod
-    def erp_post_mortem(self) -> PostMortem | None:
-        """Status, exit code, OOM flag and last log lines of the ERP; never raises."""
+    def service_running(self, name: str) -> bool:
+        """True while the service's process/container runs (False if never started).
+        Raises `EngineError` if that cannot be known."""
+
+    @abc.abstractmethod
+    def service_post_mortem(self, name: str) -> PostMortem | None:
+        """Status, exit code, OOM flag and last log lines of the service (None if never started);
+        never raises."""
+
+    @abc.abstractmethod
+    def stop_service(self, name: str) -> None:
+        """Stop the service gracefully (SIGTERM, then kill after its `stop_timeout_s`); a service
+        that is not running is left alone. Raises `EngineError`."""
+
+    def services(self) -> list[str]:
+        """Names of the services started so far, in start order."""
+        return list(self._services)
+
+    def endpoints(self, name: str) -> ServiceEndpoints:
+        """The URLs `start_service` returned for `name`."""
+        return self._services[name][1]
+
+    def check_service(self, name: str, *, error: type[ServiceUnhealthy] = ServiceUnhealthy) -> None:
+        """Raise `error` (with a post-mortem) unless the service runs and answers its health check."""
+        if name not in self._services:
+            raise error(f"service {name!r} was never started")
+        spec, endpoints = self._services[name]
+        if not self.service_running(name):
+            self._raise_dead(name, error)
+        if spec.health is not None and (problem := probe_health(endpoints, spec.health)) is not None:
+            raise error(f"service {name!r} is unhealthy: {problem}", post_mortems=self._pm(name))
+
+    def wait_service_healthy(self, name: str, *, error: type[ServiceUnhealthy] = ServiceUnhealthy) -> None:
+        """Poll the health check until it passes, for at most the declared `timeout_s`; raise
+        `error` at once if the service exits meanwhile."""
+        spec, endpoints = self._services[name]
+        if spec.health is None:
+            if not self.service_running(name):
+                self._raise_dead(name, error)
+            return
+        end = time.monotonic() + spec.health.timeout_s
+        problem: str | None = "not probed"
+        while time.monotonic() < end:
+            if not self.service_running(name):
+                self._raise_dead(name, error)
+            problem = probe_health(endpoints, spec.health)
+            if problem is None:
+                return
+            time.sleep(0.05)
+        raise error(f"service {name!r} not healthy after {spec.health.timeout_s:g}s: {problem}", post_mortems=self._pm(name))
+
+    def post_mortems(self) -> list[PostMortem]:
+        """A post-mortem of every started service (for the error record); never raises."""
+        return [pm for name in self._services if (pm := self.service_post_mortem(name)) is not None]
+
+    def _pm(self, name: str) -> list[PostMortem]:
+        pm = self.service_post_mortem(name)
+        return [pm] if pm is not None else []
+
+    def _raise_dead(self, name: str, error: type[ServiceUnhealthy]) -> None:
+        pms = self._pm(name)
+        detail = f" (exit {pms[0].exit_code}, OOM killed: {pms[0].oom_killed})" if pms else ""
+        raise error(f"service {name!r} is not running{detail}", post_mortems=pms)
+
+    # -- workspace and turns --------------------------------------------------------------------
 
     @abc.abstractmethod
     def seed_workspace(self, handbook_dir: Path) -> None:
@@ -123,10 +182,6 @@ class Sandbox(abc.ABC):
         timeout, OOM of the agent) are returned in `TurnRun`, never raised. Raises
         `ContainerStartError` / `EngineError` when the turn could not be run at all.
         """
-
-    @abc.abstractmethod
-    def stop_erp(self) -> None:
-        """Stop the ERP gracefully (SIGTERM, then kill after the configured wait). Raises `EngineError`."""
 
     @abc.abstractmethod
     def copy_workspace(self, dest: Path) -> None:
@@ -151,7 +206,7 @@ class Backend(abc.ABC):
 
     _prepared: bool = False
 
-    def prepare(self) -> None:
+    def prepare(self) -> None:  # noqa: B027 — optional hook: most backends need no preparation
         """Once per orchestrator run before the first attempt (e.g. reap dead owners' objects,
         resolve images). Raises `InfraError`."""
 

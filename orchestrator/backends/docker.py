@@ -1,20 +1,22 @@
-"""The docker backend: one attempt = two private networks, two volumes, an ERP container and a
-fresh agent container per turn (design.md "Topology of one attempt", networks/topology.yaml).
+"""The docker backend: one attempt = private networks, volumes, a container per named service
+(the ERP today) and a fresh agent container per turn (design.md "Topology of one attempt",
+networks/topology.yaml).
 
-    attempt network  internal, bridge IPv4 inhibited   ERP (agent API) + the agent namespace
-    control network  internal                          ERP (control API) only; the host reaches
-                                                       it through the bridge address
-    netns container  idle, on the attempt network      holds the agent side's network namespace
-                                                       (default route deleted, IPv6 off); each
-                                                       turn's container joins it
-    erp-data volume  mounted only into the ERP         scenario.db, world.json, control token
-    workspace volume mounted into each agent container handbook/ + the agent's files
-    turn volume      one per turn, mounted at /turn    prompt.txt, system.json, context.json, out/
+    attempt network    internal, bridge IPv4 inhibited   services' agent-side listeners + the
+                                                         agent namespace
+    control network    internal                          services' host-side listeners; the host
+                                                         reaches it through the bridge address
+    other networks     on demand (topology.yaml)         e.g. egress, when a service declares it
+    netns container    idle, on the attempt network      holds the agent side's network namespace
+                                                         (default route deleted, IPv6 off); each
+                                                         turn's container joins it
+    <service>-data     mounted only into that service    its declared files ({data})
+    workspace volume   mounted into each agent container handbook/ + the agent's files
+    turn volume        one per turn, mounted at /turn    prompt.txt, system.json, context.json, out/
 
-The ERP container is created on the attempt network with a fixed address, connected to the
-control network with a fixed address, filled through the archive API (so the token never shows
-in `docker inspect` or the environment), then started with `--agent-bind` / `--control-bind`
-on those two addresses only.
+A service container is created on its first network with a fixed address, connected to its other
+networks with fixed addresses, filled through the archive API (so secrets never show in
+`docker inspect` or the environment), then started; each listener binds one address only.
 """
 from __future__ import annotations
 
@@ -35,16 +37,9 @@ from networks.subnets import SubnetsExhausted as _PoolExhausted
 from networks.topology import NetworkSpec, load_topology
 from orchestrator import labels as L
 from orchestrator.archives import Entry, build_tar, safe_extract, stream_file, tree_entries
-from orchestrator.backends.base import (
-    AttemptContext,
-    Backend,
-    ErpEndpoints,
-    ErpLaunch,
-    Sandbox,
-    TurnLaunch,
-    TurnRun,
-)
+from orchestrator.backends.base import AttemptContext, Backend, Sandbox, TurnLaunch, TurnRun
 from orchestrator.backends.docker_limits import limit_client, process_limiter
+from orchestrator.backends.services import ServiceEndpoints, ServiceSpec, ServiceSpecError
 from orchestrator.config import RuntimeConfig
 from orchestrator.errors import (
     ContainerStartError,
@@ -60,7 +55,10 @@ log = logging.getLogger(__name__)
 
 PYTHON = "/opt/venv/bin/python"
 TURN_ENTRYPOINT = [PYTHON, "-m", "agent_sandbox.turn"]
-ERP_ENTRYPOINT = [PYTHON, "-m", "erp_service"]
+# Run as root with NET_ADMIN in the holder's namespace; prints the default routes left (none).
+ROUTE_FIX = (
+    "ip -4 route del default 2>/dev/null; ip -6 route del default 2>/dev/null; ip -4 route show default; ip -6 route show default"
+)
 NO_IPV6 = {"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1"}
 
 
@@ -154,9 +152,9 @@ class DockerBackend(Backend):
             for ref in (self.erp_image, self.agent_image):
                 self.client.images.get(ref)
         except docker.errors.ImageNotFound as exc:
-            raise InfraError(f"image missing: {exc.explanation}; run `orchestrate images build`", phase=Phase.SETUP) from exc
+            raise InfraError(f"image missing: {exc.explanation}; run `orchestrate images build`", phase=Phase.OPEN) from exc
         except docker.errors.DockerException as exc:
-            raise EngineError(f"engine unavailable: {exc}", phase=Phase.SETUP) from exc
+            raise EngineError(f"engine unavailable: {exc}", phase=Phase.OPEN) from exc
 
     def resolve_images(self) -> None:
         """Image tags from the config, or from the image builder when the config leaves them unset."""
@@ -167,9 +165,16 @@ class DockerBackend(Backend):
         try:
             images = ensure_images(self.client)
         except Exception as exc:  # noqa: BLE001 — ImageBuildError and engine errors alike
-            raise InfraError(f"images: {exc}", phase=Phase.SETUP) from exc
+            raise InfraError(f"images: {exc}", phase=Phase.OPEN) from exc
         self.erp_image = self.erp_image or images.erp.tag
         self.agent_image = self.agent_image or images.agent.tag
+
+    def service_image(self, service: str) -> str:
+        """The image a service runs when its declaration names none."""
+        image = {"erp": self.erp_image}.get(service)
+        if image is None:
+            raise ServiceSpecError(f"service {service!r} declares no image and the backend has none for it")
+        return image
 
     def describe(self) -> dict[str, Any]:
         info: dict[str, Any] = {"backend": self.name, "isolation": self.isolation, "init": self.has_init}
@@ -211,9 +216,9 @@ class DockerBackend(Backend):
         try:
             return self.pool.allocate(create, used=self.used_subnets())
         except _PoolExhausted as exc:
-            raise SubnetsExhausted(str(exc), phase=Phase.SETUP) from exc
+            raise SubnetsExhausted(str(exc), phase=Phase.OPEN) from exc
         except docker.errors.DockerException as exc:
-            raise _engine(f"create network {name}", Phase.SETUP)(exc) from exc
+            raise _engine(f"create network {name}", Phase.OPEN)(exc) from exc
 
     def open_attempt(self, ctx: AttemptContext) -> DockerSandbox:
         sandbox = DockerSandbox(self, ctx)
@@ -231,6 +236,7 @@ class DockerSandbox(Sandbox):
     isolation = "docker"
 
     def __init__(self, backend: DockerBackend, ctx: AttemptContext):
+        super().__init__()
         self.backend = backend
         self.client = backend.client
         self.config = backend.config
@@ -240,10 +246,9 @@ class DockerSandbox(Sandbox):
         self.networks: dict[str, Any] = {}
         self.blocks: dict[str, Block] = {}
         self.volumes: dict[str, Any] = {}
-        self.containers: dict[str, Any] = {}  # role -> container (erp, helper, turn-<n>)
-        self.erp = None
+        self.containers: dict[str, Any] = {}  # role -> container (each service by name, netns, helper, turn-<n>)
         self._followers: list[_LogFollower] = []
-        self.erp_addresses: dict[str, str] = {}
+        self.addresses: dict[str, dict[str, str]] = {}  # service -> network role -> IPv4
 
     def labels(self, role: str) -> dict[str, str]:
         return L.attempt_labels(self.ctx.campaign, self.ctx.attempt_id, role, self.owner)
@@ -251,16 +256,28 @@ class DockerSandbox(Sandbox):
     # -- resources ---------------------------------------------------------------------------
 
     def create_resources(self) -> None:
-        """Networks (attempt, control) and volumes (erp-data, workspace)."""
+        """The networks topology.yaml builds (attempt, control), the workspace volume, the netns."""
         for spec in self.backend.topology.built():
-            block, net = self.backend.create_network(f"{self.prefix}-{spec.role}", spec, self.labels(f"{spec.role}-net"))
-            self.networks[spec.role], self.blocks[spec.role] = net, block
-        for role in ("erp-data", "workspace"):
-            try:
-                self.volumes[role] = self.client.volumes.create(f"{self.prefix}-{role}", labels=self.labels(role))
-            except docker.errors.DockerException as exc:
-                raise _engine(f"create volume {role}", Phase.SETUP)(exc) from exc
+            self.ensure_network(spec.role)
+        self._create_volume("workspace")
         self._start_netns_holder()
+
+    def ensure_network(self, role: str) -> Any:
+        """The attempt's network `role`, created from its topology.yaml entry on first use."""
+        if role not in self.networks:
+            spec = self.backend.topology.networks.get(role)
+            if spec is None:
+                raise ServiceSpecError(f"network {role!r} is not declared in networks/topology.yaml")
+            block, net = self.backend.create_network(f"{self.prefix}-{role}", spec, self.labels(f"{role}-net"))
+            self.networks[role], self.blocks[role] = net, block
+        return self.networks[role]
+
+    def _create_volume(self, role: str) -> Any:
+        try:
+            self.volumes[role] = self.client.volumes.create(f"{self.prefix}-{role}", labels=self.labels(role))
+        except docker.errors.DockerException as exc:
+            raise _engine(f"create volume {role}", Phase.OPEN)(exc) from exc
+        return self.volumes[role]
 
     def _start_netns_holder(self) -> None:
         """The agent side's network namespace: an idle container on the attempt network whose
@@ -302,7 +319,7 @@ class DockerSandbox(Sandbox):
             holder.start()
             fix = self.client.containers.create(
                 self.backend.agent_image,
-                entrypoint=["sh", "-c", "ip -4 route del default 2>/dev/null; ip -6 route del default 2>/dev/null; ip -4 route show default; ip -6 route show default"],
+                entrypoint=["sh", "-c", ROUTE_FIX],
                 command=[],
                 name=f"{self.prefix}-netfix",
                 labels=self.labels("netfix"),
@@ -318,11 +335,14 @@ class DockerSandbox(Sandbox):
             status = fix.wait(timeout=60)
             left = fix.logs(stdout=True, stderr=False).decode().strip()
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-            raise ContainerStartError(f"attempt network namespace: {exc}", phase=Phase.SETUP) from exc
+            raise ContainerStartError(f"attempt network namespace: {exc}", phase=Phase.OPEN) from exc
         finally:
             self._remove_container("netfix")
         if status.get("StatusCode") != 0 or left:
-            raise InfraError(f"could not remove the default route of the attempt namespace (exit {status.get('StatusCode')}): {left!r}", phase=Phase.SETUP)
+            raise InfraError(
+                f"could not remove the default route of the attempt namespace (exit {status.get('StatusCode')}): {left!r}",
+                phase=Phase.OPEN,
+            )
 
     def _hardening(self, limits, user: str) -> dict[str, Any]:
         """Options shared by the ERP and agent containers."""
@@ -339,95 +359,87 @@ class DockerSandbox(Sandbox):
             ipc_mode="private",
         )
 
-    # -- ERP -----------------------------------------------------------------------------------
+    # -- services ------------------------------------------------------------------------------
 
-    def start_erp(self, launch: ErpLaunch) -> ErpEndpoints:
+    def _start_service(self, spec: ServiceSpec) -> ServiceEndpoints:
         cfg, cp = self.config, self.config.container_paths
-        topo = self.backend.topology
-        offset = topo.addresses.get("erp", 2)
-        agent_ip = self.blocks[topo.listeners["erp"]["agent_api"]].host(offset)
-        control_ip = self.blocks[topo.listeners["erp"]["control_api"]].host(offset)
-        self.erp_addresses = {"attempt": agent_ip, "control": control_ip}
-        uid, gid = _uid_gid(cfg.erp_user)
-        data = cp.erp_data_dir
-        rel = data[len(cp.erp_data_mount) :].strip("/")
-        entries = [
-            Entry(rel, None, uid, gid, 0o700),
-            Entry(f"{rel}/scenario.db", launch.db.read_bytes(), uid, gid, 0o600),
-            Entry(f"{rel}/world.json", launch.world.read_bytes(), uid, gid, 0o400),
-            Entry(f"{rel}/control.token", launch.control_token.encode(), uid, gid, 0o400),
-        ]
-        argv = [
-            "serve",
-            "--db", f"{data}/scenario.db",
-            "--world", f"{data}/world.json",
-            "--agent-bind", f"{agent_ip}:{cfg.erp_agent_port}",
-            "--control-bind", f"{control_ip}:{cfg.erp_control_port}",
-            "--control-token-file", f"{data}/control.token",
-        ]  # fmt: skip
-        if launch.faults:
-            argv += ["--faults", launch.faults]
-        if launch.fault_profiles is not None:
-            entries.append(Entry(f"{rel}/fault-profiles{launch.fault_profiles.suffix}", launch.fault_profiles.read_bytes(), uid, gid, 0o400))
-            argv += ["--fault-profiles", f"{data}/fault-profiles{launch.fault_profiles.suffix}"]
-        attempt_net = self.networks[topo.listeners["erp"]["agent_api"]]
-        control_net = self.networks[topo.listeners["erp"]["control_api"]]
+        roles = spec.joined_networks()
+        if not roles:
+            raise ServiceSpecError(f"service {spec.name!r} joins no network")
+        offset = spec.address_offset if spec.address_offset is not None else self.backend.topology.addresses.get(spec.name)
+        if offset is None:
+            raise ServiceSpecError(f"service {spec.name!r} has no address offset (topology.yaml `addresses`)")
+        nets = {role: self.ensure_network(role) for role in roles}
+        addresses = {role: self.blocks[role].host(offset) for role in roles}
+        self.addresses[spec.name] = addresses
+        user = spec.user or cfg.erp_user
+        uid, gid = _uid_gid(user)
+        data = f"{cp.service_data_mount}/{spec.name}"  # the volume root belongs to root: a folder the user owns
+        entries = [Entry(spec.name, None, uid, gid, 0o700)]
+        entries += [Entry(f"{spec.name}/{f.path}", f.data, uid, gid, f.mode) for f in spec.files]
+        binds = {li.name: f"{addresses[li.network]}:{li.port}" for li in spec.listeners}
+        argv = spec.expand(python=PYTHON, data=data, binds=binds)
+        volume = self._create_volume(f"{spec.name}-data")
+        first, *others = roles
+        container = None
         try:
-            self.erp = self.client.containers.create(
-                self.backend.erp_image,
-                entrypoint=ERP_ENTRYPOINT,
-                command=argv,
-                name=f"{self.prefix}-erp",
-                hostname="erp",
-                labels=self.labels("erp"),
-                environment={"PYTHONUNBUFFERED": "1"},
-                working_dir=cp.erp_data_mount,
-                volumes={self.volumes["erp-data"].name: {"bind": cp.erp_data_mount, "mode": "rw"}},
+            container = self.client.containers.create(
+                spec.image or self.backend.service_image(spec.name),
+                entrypoint=argv,
+                command=[],
+                name=f"{self.prefix}-{spec.name}",
+                hostname=spec.name,
+                labels=self.labels(spec.name),
+                environment=dict(spec.env),
+                working_dir=cp.service_data_mount,
+                volumes={volume.name: {"bind": cp.service_data_mount, "mode": "rw"}},
                 tmpfs={cp.tmp: f"rw,nosuid,nodev,size={cfg.tmpfs_size}"},
                 sysctls=NO_IPV6,
-                network=attempt_net.name,
-                networking_config={attempt_net.name: self.client.api.create_endpoint_config(ipv4_address=agent_ip)},
-                **self._hardening(cfg.erp_limits, cfg.erp_user),
+                network=nets[first].name,
+                networking_config={nets[first].name: self.client.api.create_endpoint_config(ipv4_address=addresses[first])},
+                **self._hardening(spec.limits or cfg.erp_limits, user),
             )
-            self.containers["erp"] = self.erp
-            # API 1.41 joins one network at create; the second one (fixed address too) before start.
-            control_net.connect(self.erp, ipv4_address=control_ip)
-            self.erp.put_archive(cp.erp_data_mount, build_tar(entries))
-            self.erp.start()
+            self.containers[spec.name] = container
+            # API 1.41 joins one network at create; the others (fixed addresses too) before start.
+            for role in others:
+                nets[role].connect(container, ipv4_address=addresses[role])
+            container.put_archive(cp.service_data_mount, build_tar(entries))
+            container.start()
         except docker.errors.DockerException as exc:
-            pm = [post_mortem_of(self.erp)] if self.erp is not None else []
-            raise ContainerStartError(f"ERP container: {exc}", phase=Phase.ERP_START, post_mortems=pm) from exc
-        follower = _LogFollower(self.erp, self.ctx.paths.erp_log)
+            pm = [post_mortem_of(container)] if container is not None else []
+            raise ContainerStartError(f"{spec.name} container: {exc}", phase=Phase.SERVICES, post_mortems=pm) from exc
+        follower = _LogFollower(container, self.ctx.paths.service_log(spec.log_name))
         follower.start()
         self._followers.append(follower)
-        return ErpEndpoints(
-            control_url=f"http://{control_ip}:{cfg.erp_control_port}",
-            agent_url=f"http://{agent_ip}:{cfg.erp_agent_port}",
-        )
+        return ServiceEndpoints(spec.name, {li.name: f"http://{addresses[li.network]}:{li.port}" for li in spec.listeners})
 
-    def erp_alive(self) -> bool:
-        if self.erp is None:
+    def service_running(self, name: str) -> bool:
+        container = self.containers.get(name)
+        if container is None:
             return False
         try:
-            self.erp.reload()
+            container.reload()
         except docker.errors.NotFound:
             return False
         except docker.errors.DockerException as exc:
-            raise _engine("inspect ERP", Phase.TURN)(exc) from exc
-        return self.erp.status == "running"
+            raise _engine(f"inspect {name}", Phase.TURN)(exc) from exc
+        return container.status == "running"
 
-    def erp_post_mortem(self) -> PostMortem | None:
-        return post_mortem_of(self.erp) if self.erp is not None else None
+    def service_post_mortem(self, name: str) -> PostMortem | None:
+        container = self.containers.get(name)
+        return post_mortem_of(container) if container is not None else None
 
-    def stop_erp(self) -> None:
-        if self.erp is None:
+    def stop_service(self, name: str) -> None:
+        container = self.containers.get(name)
+        if container is None:
             return
+        spec = self._services[name][0] if name in self._services else None
         try:
-            self.erp.stop(timeout=int(self.config.stop_timeout_s))
+            container.stop(timeout=int(spec.stop_timeout_s if spec else self.config.stop_timeout_s))
         except docker.errors.NotFound:
             pass
         except docker.errors.DockerException as exc:
-            raise _engine("stop ERP", Phase.FINALIZE)(exc) from exc
+            raise _engine(f"stop {name}", Phase.FREEZE)(exc) from exc
 
     # -- workspace -----------------------------------------------------------------------------
 
@@ -451,14 +463,14 @@ class DockerSandbox(Sandbox):
             entries = list(tree_entries(handbook_dir, "handbook", uid=uid, gid=gid))
             self._helper().put_archive(self.config.container_paths.workspace, build_tar(entries))
         except docker.errors.DockerException as exc:
-            raise _engine("copy handbook into workspace", Phase.WORKSPACE)(exc) from exc
+            raise _engine("copy handbook into workspace", Phase.SERVICES)(exc) from exc
 
     def copy_workspace(self, dest: Path) -> None:
         try:
             stream, _stat = self._helper().get_archive(self.config.container_paths.workspace + "/.")
             skipped = safe_extract(stream_file(stream), dest, strip=0)
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-            raise _engine("copy workspace out", Phase.FINALIZE)(exc) from exc
+            raise _engine("copy workspace out", Phase.FREEZE)(exc) from exc
         if skipped:
             (self.ctx.paths.logs / "workspace-skipped.txt").write_text("\n".join(skipped) + "\n")
 
@@ -504,8 +516,8 @@ class DockerSandbox(Sandbox):
             container.put_archive(cp.turn_dir, build_tar(files))
             container.start()
         except docker.errors.DockerException as exc:
-            pm = [post_mortem_of(container)] if container is not None else []
-            raise ContainerStartError(f"agent container of turn {turn.n}: {exc}", phase=Phase.TURN, post_mortems=pm) from exc
+            pms = [post_mortem_of(container)] if container is not None else []
+            raise ContainerStartError(f"agent container of turn {turn.n}: {exc}", phase=Phase.TURN, post_mortems=pms) from exc
         started = time.monotonic()
         follower = _LogFollower(container, turn.log_path)  # the turn's output reaches the host live
         follower.start()

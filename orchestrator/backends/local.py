@@ -5,16 +5,18 @@ agent process runs as the orchestrator's user and could read every file on the h
 record written by an attempt on this backend says `isolation: none`.
 
     <scratch_root>/<attempt id>/
-      erp/        scenario.db, world.json, control.token (copies)
+      <service>/  the service's private files ({data}: for the ERP scenario.db, world.json, control.token)
       workspace/  handbook/ + the agent's files
       home-<n>/   a fresh HOME for turn n, removed after the turn
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -22,18 +24,10 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from orchestrator.backends.base import (
-    AttemptContext,
-    Backend,
-    ErpEndpoints,
-    ErpLaunch,
-    Mount,
-    Sandbox,
-    TurnLaunch,
-    TurnRun,
-)
+from orchestrator.backends.base import AttemptContext, Backend, Mount, Sandbox, TurnLaunch, TurnRun
+from orchestrator.backends.services import ServiceEndpoints, ServiceSpec
 from orchestrator.config import RuntimeConfig
-from orchestrator.errors import ContainerStartError, ErpUnhealthy, InfraError, Phase, PostMortem
+from orchestrator.errors import ContainerStartError, InfraError, Phase, PostMortem, ServiceUnhealthy
 
 
 def _kill_group(pgid: int, sig: int) -> None:
@@ -41,6 +35,12 @@ def _kill_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def _tail(path: Path, n: int = 60) -> str:
@@ -66,12 +66,18 @@ class LocalBackend(Backend):
     def open_attempt(self, ctx: AttemptContext) -> LocalSandbox:
         root = self.config.scratch_root / ctx.attempt_id
         try:
-            (root / "erp").mkdir(parents=True)
-            (root / "workspace").mkdir()
+            (root / "workspace").mkdir(parents=True)
         except OSError as exc:
             shutil.rmtree(root, ignore_errors=True)
-            raise InfraError(f"scratch folder {root}: {exc}", phase=Phase.SETUP) from exc
+            raise InfraError(f"scratch folder {root}: {exc}", phase=Phase.OPEN) from exc
         return LocalSandbox(self, ctx, root)
+
+
+class _Process:
+    """One running service: its process, log file and stdout reader."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], log: IO[bytes], reader: threading.Thread, log_path: Path):
+        self.proc, self.log, self.reader, self.log_path = proc, log, reader, log_path
 
 
 class LocalSandbox(Sandbox):
@@ -80,10 +86,9 @@ class LocalSandbox(Sandbox):
     isolation = "none"
 
     def __init__(self, backend: LocalBackend, ctx: AttemptContext, root: Path):
+        super().__init__()
         self.backend, self.config, self.ctx, self.root = backend, backend.config, ctx, root
-        self.erp: subprocess.Popen | None = None
-        self._erp_log: IO[bytes] | None = None
-        self._reader: threading.Thread | None = None
+        self.processes: dict[str, _Process] = {}
         self.workspace = root / "workspace"
 
     def _env_base(self) -> dict[str, str]:
@@ -96,46 +101,40 @@ class LocalSandbox(Sandbox):
             "PYTHONDONTWRITEBYTECODE": "1",
         }
 
-    # -- ERP ---------------------------------------------------------------------------------
+    # -- services ------------------------------------------------------------------------------
 
-    def start_erp(self, launch: ErpLaunch) -> ErpEndpoints:
-        erp_dir = self.root / "erp"
-        db, world, token = erp_dir / "scenario.db", erp_dir / "world.json", erp_dir / "control.token"
-        shutil.copyfile(launch.db, db)
-        shutil.copyfile(launch.world, world)
-        token.write_text(launch.control_token)
-        token.chmod(0o600)
-        argv = [
-            self.backend.python, "-m", "erp_service", "serve",
-            "--db", str(db), "--world", str(world),
-            "--agent-bind", "127.0.0.1:0", "--control-bind", "127.0.0.1:0",
-            "--control-token-file", str(token),
-        ]  # fmt: skip
-        if launch.faults:
-            argv += ["--faults", launch.faults]
-        if launch.fault_profiles is not None:
-            argv += ["--fault-profiles", str(launch.fault_profiles)]
-        self._erp_log = open(self.ctx.paths.erp_log, "ab")
+    def _start_service(self, spec: ServiceSpec) -> ServiceEndpoints:
+        data = self.root / spec.name
+        data.mkdir(mode=0o700)
+        for f in spec.files:
+            target = data / f.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(f.data)
+            target.chmod(f.mode)
+        # Networks mean nothing here (isolation: none): every listener binds loopback. Without a
+        # ready line the port is picked here (a small race with other processes, acceptable for
+        # a development backend); with one, the service binds port 0 and reports what it got.
+        binds = {li.name: "127.0.0.1:0" if spec.ready_line else f"127.0.0.1:{_free_port()}" for li in spec.listeners}
+        argv = spec.expand(python=self.backend.python, data=str(data), binds=binds)
+        env = self._env_base()
+        env.update(spec.env)
+        log_path = self.ctx.paths.service_log(spec.log_name)
+        log = open(log_path, "ab")  # noqa: SIM115 — closed in close(); the reader writes to it meanwhile
         try:
-            self.erp = subprocess.Popen(
-                argv,
-                cwd=erp_dir,
-                env=self._env_base(),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=self._erp_log,
-                start_new_session=True,
+            proc = subprocess.Popen(
+                argv, cwd=data, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, start_new_session=True
             )
         except OSError as exc:
-            raise ContainerStartError(f"ERP process: {exc}", phase=Phase.ERP_START) from exc
+            log.close()
+            raise ContainerStartError(f"{spec.name} process: {exc}") from exc
         ready: dict[str, Any] = {}
         got = threading.Event()
 
         def read_stdout() -> None:
-            assert self.erp is not None and self.erp.stdout is not None
-            for line in self.erp.stdout:
-                self._erp_log.write(line)  # type: ignore[union-attr]
-                self._erp_log.flush()  # type: ignore[union-attr]
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                log.write(line)
+                log.flush()
                 if not got.is_set():
                     try:
                         msg = json.loads(line)
@@ -146,41 +145,52 @@ class LocalSandbox(Sandbox):
                         got.set()
             got.set()  # stdout closed: the process is gone
 
-        self._reader = threading.Thread(target=read_stdout, name="erp-stdout", daemon=True)
-        self._reader.start()
-        got.wait(self.config.erp_ready_timeout_s)
+        reader = threading.Thread(target=read_stdout, name=f"{spec.name}-stdout", daemon=True)
+        reader.start()
+        self.processes[spec.name] = _Process(proc, log, reader, log_path)
+        if not spec.ready_line:
+            return ServiceEndpoints(spec.name, {n: f"http://{b}" for n, b in binds.items()})
+        got.wait(spec.ready_timeout_s)
         if not ready:
-            raise ErpUnhealthy(
-                "ERP printed no ready line" + ("" if self.erp.poll() is None else f" (exited {self.erp.returncode})"),
-                phase=Phase.ERP_START,
-                post_mortems=[pm] if (pm := self.erp_post_mortem()) else [],
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(1)  # stdout closed: let it finish exiting, so the post-mortem has its code
+            raise ServiceUnhealthy(
+                f"{spec.name} printed no ready line" + ("" if proc.poll() is None else f" (exited {proc.returncode})"),
+                post_mortems=[pm] if (pm := self.service_post_mortem(spec.name)) else [],
             )
-        return ErpEndpoints(control_url=ready["control"], agent_url=ready["agent"])
+        missing = [li.name for li in spec.listeners if not isinstance(ready.get(li.name), str)]
+        if missing:
+            raise ServiceUnhealthy(f"{spec.name}'s ready line has no URL for {missing}: {ready}")
+        return ServiceEndpoints(spec.name, {li.name: str(ready[li.name]) for li in spec.listeners})
 
-    def erp_alive(self) -> bool:
-        return self.erp is not None and self.erp.poll() is None
+    def service_running(self, name: str) -> bool:
+        p = self.processes.get(name)
+        return p is not None and p.proc.poll() is None
 
-    def erp_post_mortem(self) -> PostMortem | None:
-        if self.erp is None:
+    def service_post_mortem(self, name: str) -> PostMortem | None:
+        p = self.processes.get(name)
+        if p is None:
             return None
-        code = self.erp.poll()
+        code = p.proc.poll()
         return PostMortem(
-            name=f"erp pid {self.erp.pid}",
+            name=f"{name} pid {p.proc.pid}",
             status="running" if code is None else "exited",
             exit_code=code,
             oom_killed=None,
-            last_logs=_tail(self.ctx.paths.erp_log),
+            last_logs=_tail(p.log_path),
         )
 
-    def stop_erp(self) -> None:
-        if self.erp is None or self.erp.poll() is not None:
+    def stop_service(self, name: str) -> None:
+        p = self.processes.get(name)
+        if p is None or p.proc.poll() is not None:
             return
-        self.erp.send_signal(signal.SIGTERM)
+        spec = self._services[name][0] if name in self._services else None
+        p.proc.send_signal(signal.SIGTERM)
         try:
-            self.erp.wait(self.config.stop_timeout_s)
+            p.proc.wait(spec.stop_timeout_s if spec else self.config.stop_timeout_s)
         except subprocess.TimeoutExpired:
-            _kill_group(self.erp.pid, signal.SIGKILL)
-            self.erp.wait(5)
+            _kill_group(p.proc.pid, signal.SIGKILL)
+            p.proc.wait(5)
 
     # -- workspace -----------------------------------------------------------------------------
 
@@ -223,7 +233,13 @@ class LocalSandbox(Sandbox):
         with open(turn.log_path, "wb") as log:
             try:
                 proc = subprocess.Popen(
-                    argv, cwd=self.workspace, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                    argv,
+                    cwd=self.workspace,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
                 )
             except OSError as exc:
                 raise ContainerStartError(f"turn {turn.n} process: {exc}", phase=Phase.TURN) from exc
@@ -259,16 +275,15 @@ class LocalSandbox(Sandbox):
 
     def close(self) -> list[str]:
         problems: list[str] = []
-        if self.erp is not None and self.erp.poll() is None:
-            _kill_group(self.erp.pid, signal.SIGKILL)
-            try:
-                self.erp.wait(5)
-            except subprocess.TimeoutExpired:
-                problems.append(f"ERP pid {self.erp.pid} did not exit")
-        if self._reader is not None:
-            self._reader.join(timeout=5)
-        if self._erp_log is not None:
-            self._erp_log.close()
+        for name, p in self.processes.items():
+            if p.proc.poll() is None:
+                _kill_group(p.proc.pid, signal.SIGKILL)
+                try:
+                    p.proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    problems.append(f"{name} pid {p.proc.pid} did not exit")
+            p.reader.join(timeout=5)
+            p.log.close()
         shutil.rmtree(self.root, ignore_errors=True)
         if self.root.exists():
             problems.append(f"scratch folder {self.root} not removed")

@@ -21,7 +21,8 @@ DECLARATION_SCHEMA = 1
 # Keys of campaign.json that never make a re-run a different campaign.
 VOLATILE_KEYS = frozenset({"volatile", "created_utc", "updated_utc", "runs"})
 # Outcomes that end an attempt for good; an `infra_error` is tried again when the label resumes.
-FINAL_OUTCOMES = frozenset({"graded", "agent_error"})
+# A `task_error` is final too: running the same broken task again gives the same error.
+FINAL_OUTCOMES = frozenset({"graded", "agent_error", "task_error"})
 
 
 
@@ -111,7 +112,7 @@ def read_result(folder: Path) -> dict[str, Any] | None:
 
 
 def is_finished(folder: Path) -> bool:
-    """True when the attempt has a final result.json (graded or agent_error)."""
+    """True when the attempt has a final result.json (graded, agent_error or task_error)."""
     result = read_result(folder)
     return result is not None and result.get("outcome") in FINAL_OUTCOMES
 

@@ -7,7 +7,7 @@ separately keeps teardown progressing whatever setups are queued. Image builds h
 before any attempt starts (`Backend.ensure_prepared()` in the main thread), so they never compete.
 
 The limits wrap the runtime's backend and sandboxes (a proxy), so the attempt lifecycle itself is
-unchanged: `open_attempt` and `start_erp` hold a setup slot, `close` holds a teardown slot.
+unchanged: `open_attempt` and `start_service` hold a setup slot, `close` holds a teardown slot.
 """
 from __future__ import annotations
 
@@ -73,9 +73,9 @@ class LimitedSandbox:
         self._inner = inner
         self._limits = limits
 
-    def start_erp(self, launch: Any) -> Any:
+    def start_service(self, spec: Any) -> Any:
         with self._limits.hold("setup"):
-            return self._inner.start_erp(launch)
+            return self._inner.start_service(spec)
 
     def close(self) -> list[str]:
         """Tear down within the teardown limit and the teardown timeout."""

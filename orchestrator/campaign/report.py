@@ -163,7 +163,8 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
 
     out.append("<h2>Metrics per cell</h2><table><tr><th>cell</th><th>attempts</th><th>scored</th><th>passed</th>"
                "<th>check rate</th><th>breach rate</th><th>probes/attempt</th><th>writes/attempt</th>"
-               "<th>self-reversed</th><th>agent errors</th><th>infra errors</th><th>retries</th><th>cost/accepted</th></tr>")
+               "<th>self-reversed</th><th>agent errors</th><th>infra errors</th><th>task errors</th><th>retries</th>"
+               "<th>cost/accepted</th></tr>")
     for name, c in cells.items():
         cost = c["cost"]["cost_per_accepted_usd"]
         out.append(
@@ -172,6 +173,7 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
             f"<td>{'-' if c['probe_rate'] is None else c['probe_rate']}</td>"
             f"<td>{'-' if c['writes']['per_attempt'] is None else c['writes']['per_attempt']}</td>"
             f"<td>{c['writes']['self_reversed']}</td><td>{c['agent_errors']}</td><td>{c['infra_errors']}</td>"
+            f"<td>{c.get('task_errors', 0)}</td>"
             f"<td>{c['retries']}</td><td>{'-' if cost is None else f'${cost:.4f}'}</td></tr>"
         )
     out.append("</table>")
@@ -182,7 +184,7 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
         vals = [
             t["duration_s"]
             for ln in lines
-            if ln["identity"]["cell"] == name and ln.get("outcome") != "infra_error"
+            if ln["identity"]["cell"] == name and ln.get("outcome") not in ("infra_error", "task_error")
             for t in ln.get("turns", [])
             if isinstance(t.get("duration_s"), (int, float))
         ]

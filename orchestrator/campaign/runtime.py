@@ -7,7 +7,6 @@ pure parts of a campaign (identity, ledger, metrics, reports) work and test with
 from __future__ import annotations
 
 import hashlib
-import inspect
 import threading
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from typing import Any
 from orchestrator.campaign.identity import AttemptIdentity, canonical_json, read_result
 from orchestrator.campaign.limits import EngineLimits, LimitedBackend
 from orchestrator.campaign.provenance import tree_sha256
-from orchestrator.campaign.scheduler import AttemptRunner
+from orchestrator.campaign.scheduler import AttemptRunner, write_orchestrator_failure
 from orchestrator.campaign.spec import CampaignSpecError, CellRef
 
 
@@ -26,7 +25,7 @@ def is_policy(system: str) -> bool:
 
 def task_info(slugs: list[str]) -> dict[str, dict[str, Any]]:
     """`{slug: {"version", "tree_sha256", "parent"}}` for each task; errors name the task."""
-    from tasks.registry import load_task  # type: ignore[import-not-found]
+    from tasks.registry import load_task
 
     out: dict[str, dict[str, Any]] = {}
     for slug in sorted(set(slugs)):
@@ -50,7 +49,7 @@ def check_policies(cells: list[CellRef]) -> None:
     A control is declared in the task's `negative_controls`, or in the `negative_controls` of the
     fault profile the cell's condition names (e.g. `neg:blind-retry` under `lost-writes`).
     """
-    from tasks.registry import load_task  # type: ignore[import-not-found]
+    from tasks.registry import load_task
 
     for cell in cells:
         if not cell.system.startswith("neg:"):
@@ -84,21 +83,13 @@ def systems_identity(cells: list[CellRef], systems_file: str | None) -> dict[str
         return out
     if systems_file is None:
         raise CampaignSpecError(f"systems: {', '.join(commands)} need a systems file (--systems FILE)")
-    try:
-        from agent_sandbox.systems import load_systems  # type: ignore[import-not-found]
-    except ImportError:
-        load_systems = None
-    if load_systems is not None:
-        try:
-            defined = load_systems(Path(systems_file))
-        except Exception as exc:
-            raise CampaignSpecError(f"systems: {systems_file}: {exc}") from None
-        dump = {k: (v.model_dump(mode="json") if hasattr(v, "model_dump") else v) for k, v in defined.items()}
-    else:  # the agent side is not installed: hash the raw entries
-        import yaml
+    from agent_sandbox.systems import load_systems
 
-        raw = yaml.safe_load(Path(systems_file).read_text()) or {}
-        dump = raw.get("systems", raw) if isinstance(raw, dict) else {}
+    try:
+        defined = load_systems(Path(systems_file))
+    except Exception as exc:
+        raise CampaignSpecError(f"systems: {systems_file}: {exc}") from None
+    dump = {k: v.model_dump(mode="json") for k, v in defined.items()}
     for name in commands:
         if name not in dump:
             known = ", ".join(sorted(dump)) or "none"
@@ -137,7 +128,7 @@ class ScenarioCache:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._items: dict[tuple[str, int], Any] = {}
+        self._items: dict[tuple[str, int | None], Any] = {}
 
     def put(self, task: str, seed: int | None, scenario: Any) -> None:
         """Use a prepared scenario (seed None: for every seed of the task)."""
@@ -174,9 +165,10 @@ def make_runner(
     """
     from orchestrator.attempt import AttemptSpec, run_attempt
     from orchestrator.cells import Cell
-    from orchestrator.errors import ConfigError
+    from orchestrator.errors import ConfigError, TaskError
+    from orchestrator.inputs import load_task_pack
+    from orchestrator.scenarios import ScenarioError
 
-    accepts = inspect.signature(run_attempt).parameters
     scenarios = scenarios or ScenarioCache()
 
     def runner(ident: AttemptIdentity, folder: Path, cancel: threading.Event) -> dict[str, Any]:
@@ -189,15 +181,18 @@ def make_runner(
             systems_file=Path(systems_file) if systems_file else None,
         )
         kwargs: dict[str, Any] = dict(extra or {})
-        if "cancel" in accepts:  # the runtime may learn to cut an attempt short on stop
-            kwargs["cancel"] = cancel
-        if config is not None and "config" in accepts:
+        kwargs["cancel"] = cancel
+        if config is not None:
             kwargs["config"] = config
         try:
-            # The scenario is built here, outside the attempt, so a build failure is an error of
-            # the campaign's input (a task bug), not an infra error of one attempt.
-            scenario = scenarios.get(ident.task, ident.seed)
-            result = run_attempt(spec, backend=backend, root=runs_root, scenario=scenario, **kwargs)
+            task = kwargs.pop("task", None) or load_task_pack(ident.task)
+            # The scenario is built here, outside the attempt: a build failure is the task's bug,
+            # recorded as a task_error (never retried), not an infra error of one attempt.
+            try:
+                scenario = scenarios.get(ident.task, ident.seed)
+            except (ScenarioError, TaskError) as exc:
+                return write_orchestrator_failure(folder, ident, exc, outcome="task_error")
+            result = run_attempt(spec, backend=backend, root=runs_root, scenario=scenario, task=task, **kwargs)
         except ConfigError as exc:
             raise FatalCampaignError(f"{ident.cell.text}: {exc}") from exc
         # result.json on disk is the record; the returned object is only a fallback

@@ -5,7 +5,8 @@
 - Finished attempts (a final result.json) are skipped, so re-running a label resumes.
 - An attempt that ends `infra_error` is run again up to `infra_retries` times; the failed folder
   is kept aside as `rep-<k>.try-<j>` and the ledger records it. Agent outcomes (graded,
-  agent_error) are never retried. A folder left by a killed run (no result.json) is kept aside
+  agent_error) are never retried, nor is a `task_error` (the task's bug would fail again).
+  A folder left by a killed run (no result.json) is kept aside
   the same way before the attempt runs again.
 - `stop()` (wired to SIGINT/SIGTERM by the command) stops scheduling: no new attempt or retry
   starts; attempts in flight are asked to cancel when the runner supports it, and always get to
@@ -77,8 +78,12 @@ def _error_text(result: dict[str, Any]) -> str | None:
     return str(err)
 
 
-def write_orchestrator_failure(folder: Path, ident: AttemptIdentity, exc: BaseException) -> dict[str, Any]:
-    """Record an attempt whose runner raised instead of finalising: an infra error, never scored."""
+def write_orchestrator_failure(
+    folder: Path, ident: AttemptIdentity, exc: BaseException, *, outcome: str = "infra_error"
+) -> dict[str, Any]:
+    """Record an attempt that never ran to a result of its own: by default an infra error (the
+    runner raised instead of finalising); `task_error` when its scenario could not be built.
+    Never scored."""
     folder.mkdir(parents=True, exist_ok=True)
     result = {
         "attempt_id": ident.attempt_id,
@@ -89,7 +94,7 @@ def write_orchestrator_failure(folder: Path, ident: AttemptIdentity, exc: BaseEx
         "seed": ident.seed,
         "rep": ident.rep,
         "condition": ident.condition,
-        "outcome": "infra_error",
+        "outcome": outcome,
         "passed": False,
         "breach": False,
         "checks": [],

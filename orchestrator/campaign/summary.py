@@ -19,6 +19,8 @@ from orchestrator.campaign.spec import CLEAN
 
 SUMMARY_FILE = "summary.json"
 SUMMARY_SCHEMA = 1
+# Outcomes that say nothing about the system under test: left out of every denominator.
+UNSCORED = frozenset({"infra_error", "task_error"})
 
 CONVENTIONS = {
     "median": m.MEDIAN_CONVENTION,
@@ -28,6 +30,10 @@ CONVENTIONS = {
         "an attempt whose final outcome is infra_error after all retries is excluded from every "
         "denominator (pass@1, check, breach, probe and write rates, turn times) and counted in "
         "infra_errors; agent_error attempts are scored as failures"
+    ),
+    "task_errors": (
+        "an attempt whose outcome is task_error (the task pack or its scenario is broken) is never "
+        "retried, excluded from every denominator like an infra error, and counted in task_errors"
     ),
     "pass_k": (
         "an instance is one (task, seed); it counts for pass^k when all k repetitions are scored, "
@@ -67,7 +73,8 @@ def _sum_numbers(items: Iterable[Any]) -> Any:
 def aggregate(lines: list[dict[str, Any]], reps: int) -> dict[str, Any]:
     """Every section 8 metric over a group of ledger lines of one condition."""
     infra = [ln for ln in lines if ln.get("outcome") == "infra_error"]
-    scored = [ln for ln in lines if ln.get("outcome") != "infra_error"]
+    task_errors = [ln for ln in lines if ln.get("outcome") == "task_error"]
+    scored = [ln for ln in lines if ln.get("outcome") not in UNSCORED]
     n = len(scored)
     passed = sum(1 for ln in scored if ln.get("passed"))
 
@@ -80,7 +87,7 @@ def aggregate(lines: list[dict[str, Any]], reps: int) -> dict[str, Any]:
     tasks_all: set[str] = set()
     tasks_incomplete: set[str] = set()
     for (task, _seed), group in sorted(by_instance.items()):
-        if any(g.get("outcome") == "infra_error" for g in group) or len(group) < reps:
+        if any(g.get("outcome") in UNSCORED for g in group) or len(group) < reps:
             incomplete += 1
             tasks_incomplete.add(task)
             continue
@@ -117,6 +124,7 @@ def aggregate(lines: list[dict[str, Any]], reps: int) -> dict[str, Any]:
         "failed": n - passed,
         "agent_errors": sum(1 for ln in scored if ln.get("outcome") == "agent_error"),
         "infra_errors": len(infra),
+        "task_errors": len(task_errors),
         "retries": sum(len(ln.get("retries", [])) for ln in lines),
         "pass_at_1": m.rate(passed, n),
         "pass_at_1_wilson95": list(w) if (w := m.wilson(passed, n)) else None,
@@ -188,7 +196,7 @@ def compute_summary(lines: list[dict[str, Any]], declaration: dict[str, Any]) ->
     for name, c in cells.items():
         entry = tasks.setdefault(c["task"], {"version": (declaration.get("tasks", {}).get(c["task"]) or {}).get("version"), "cells": {}})
         entry["cells"][name] = {
-            k: c[k] for k in ("attempts", "scored", "passed", "pass_at_1", "breaches", "infra_errors")
+            k: c[k] for k in ("attempts", "scored", "passed", "pass_at_1", "breaches", "infra_errors", "task_errors")
         }
     return {
         "schema": SUMMARY_SCHEMA,
@@ -205,6 +213,7 @@ def compute_summary(lines: list[dict[str, Any]], declaration: dict[str, Any]) ->
             "attempts": len(lines),
             "infra_errors": sum(1 for ln in lines if ln.get("outcome") == "infra_error"),
             "agent_errors": sum(1 for ln in lines if ln.get("outcome") == "agent_error"),
+            "task_errors": sum(1 for ln in lines if ln.get("outcome") == "task_error"),
             "retries": sum(len(ln.get("retries", [])) for ln in lines),
         },
         "cells": cells,
