@@ -66,15 +66,19 @@ def protected_places(*, scenario_cache: Path, runs_root: Path, scratch_root: Pat
     return tuple(places)
 
 
-def runtime_places(config: object | None = None) -> tuple[ProtectedPlace, ...]:
-    """`protected_places` of a `RuntimeConfig` (default: `RuntimeConfig.from_env()`) and the
-    scenario cache the attempt would use."""
+def runtime_places(config: object | None = None, scenario_dir: Path | None = None) -> tuple[ProtectedPlace, ...]:
+    """`protected_places` of a `RuntimeConfig` (default: `RuntimeConfig.from_env()`), the scenario
+    cache attempts use by default and, when given, the attempt's own scenario folder (it may
+    live in another cache)."""
     from orchestrator.config import RuntimeConfig
     from orchestrator.scenarios import cache_root_default
 
     cfg = config if isinstance(config, RuntimeConfig) else RuntimeConfig.from_env()
-    return protected_places(scenario_cache=cache_root_default(), runs_root=cfg.runs_root,
-                            scratch_root=cfg.scratch_root)
+    places = protected_places(scenario_cache=cache_root_default(), runs_root=cfg.runs_root,
+                              scratch_root=cfg.scratch_root)
+    if scenario_dir is not None:
+        places += (ProtectedPlace(Path(scenario_dir), "the attempt's scenario (truth, reference)"),)
+    return places
 
 
 def _resolved(path: Path | str) -> Path:

@@ -96,3 +96,32 @@ def test_a_systems_file_with_host_mounts_is_refused_naming_the_mount(host):
             check_system_mounts(name, mounts, places)
         assert f"system {name!r}" in str(err.value) and text in str(err.value), str(err.value)
     check_system_mounts("fine", [Mount(Path(m.source), m.target) for m in loaded["fine"].mounts], places)
+
+
+def test_resolving_an_attempt_refuses_a_root_mount_before_anything_starts(host):
+    """Through the attempt's own resolve phase: `/:/opt/host` (the issue's path to truth.json)
+    and a mount of the attempt's scenario are refused with a ConfigError naming them."""
+    from types import SimpleNamespace
+
+    from orchestrator.attempt.records import AttemptSpec
+    from orchestrator.attempt.resolve import resolve
+    from orchestrator.cells import parse_cell
+
+    tmp, repo, places = host
+    scenario_dir = repo / ".cache" / "scenarios" / "payment-run" / "abc-seed-0"
+    systems = tmp / "systems.yaml"
+    systems.write_text("systems:\n"
+                       "  rooted:\n    argv: [sh, -c, 'cat /opt/host/etc/hostname']\n    mounts: ['/:/opt/host']\n"
+                       f"  truthful:\n    argv: [sh, -c, 'cat /opt/t/truth.json']\n    mounts: ['{scenario_dir}:/opt/t']\n"
+                       f"  fine:\n    argv: [sh, -c, 'ls']\n    mounts: ['{tmp / 'tools'}:/opt/tools']\n")
+    task = SimpleNamespace(version=1, fault_profiles={}, policies_module=tmp / "none.py")
+    scenario = SimpleNamespace(db=tmp / "x.db", world=tmp / "w.json", handbook_dir=tmp, dir=scenario_dir,
+                               meta={"grading_date": "2026-10-13", "agent_token": "t", "agent_user": "u"},
+                               turns=[{"n": 1, "date": "2026-10-08", "budget_s": 60}])
+    for system, text in (("rooted", "mount /:/opt/host is refused"), ("truthful", "inside the scenario cache")):
+        spec = AttemptSpec(parse_cell(f"{system}:payment-run"), 0, systems_file=systems)
+        with pytest.raises(ConfigError) as err:
+            resolve(spec, task, scenario, places)
+        assert text in str(err.value), str(err.value)
+    resolved = resolve(AttemptSpec(parse_cell("fine:payment-run"), 0, systems_file=systems), task, scenario, places)
+    assert [m.target for m in resolved.mounts] == ["/opt/tools"]

@@ -20,6 +20,7 @@ from orchestrator.attempt.records import AttemptSpec, ScenarioInput, TaskInput
 from orchestrator.backends.base import Mount
 from orchestrator.cells import CLEAN
 from orchestrator.errors import ConfigError, TaskError
+from orchestrator.mount_check import ProtectedPlace, check_system_mounts, runtime_places
 
 POLICY_TARGET = "/opt/policy/policies.py"
 REQUIRED_META = ("grading_date", "agent_token", "agent_user")
@@ -47,8 +48,11 @@ class Resolved:
     turns: tuple[TurnScript, ...]
 
 
-def resolve(spec: AttemptSpec, task: TaskInput, scenario: ScenarioInput) -> Resolved:
-    """Resolve `spec` against `task` and `scenario`; `ConfigError` / `TaskError` as described above."""
+def resolve(spec: AttemptSpec, task: TaskInput, scenario: ScenarioInput,
+            places: tuple[ProtectedPlace, ...] | None = None) -> Resolved:
+    """Resolve `spec` against `task` and `scenario`; `ConfigError` / `TaskError` as described above.
+    A systems file's mounts are refused when their host side would show a protected place
+    (`places`, default `mount_check.runtime_places()`) or the host itself to the agent."""
     faults = _faults(spec, task)
     meta, turns = _scenario(scenario)
     cell = spec.cell
@@ -77,6 +81,7 @@ def resolve(spec: AttemptSpec, task: TaskInput, scenario: ScenarioInput) -> Reso
     for m in mounts:
         if not m.source.exists():
             raise ConfigError(f"system {cell.system!r}: mount source {m.source} does not exist")
+    check_system_mounts(cell.system, mounts, places if places is not None else runtime_places())
     host_env = dict(os.environ)
 
     def command_json(_policy_path: str | None) -> dict[str, Any]:

@@ -64,6 +64,7 @@ from orchestrator.errors import (
 )
 from orchestrator.grading import grade_attempt
 from orchestrator.hashing import file_sha256, tree_sha256
+from orchestrator.mount_check import runtime_places
 from orchestrator.paths import AttemptPaths
 from orchestrator.services.erp import ERP, ErpEndpoints, ErpLaunch, erp_service
 from orchestrator.streaming import ControlStreamer
@@ -167,7 +168,8 @@ class AttemptRun:
         early: BaseException | None = None
         try:
             with self.clock.phase(Phase.RESOLVE):
-                self.resolved = resolve(self.spec, self.task, self.scenario)
+                places = runtime_places(self.config, getattr(self.scenario, "dir", None))
+                self.resolved = resolve(self.spec, self.task, self.scenario, places)
         except ConfigError:
             raise  # the user's input: nothing started, nothing recorded
         except Exception as exc:  # noqa: BLE001 — a task or scenario bug (e.g. ScenarioError): recorded below
