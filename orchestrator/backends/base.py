@@ -60,6 +60,9 @@ class TurnLaunch:
     log_path: Path  # the turn's combined stdout/stderr as the backend saw it
     mounts: tuple[Mount, ...] = ()
     image: str | None = None  # a command system's own image (docker only)
+    # Set by the caller to cut the turn short (a campaign stopping): the backend stops the turn
+    # within seconds instead of waiting out its budget (orchestrator/cancel_watch.py).
+    cancel: threading.Event | None = None
 
 
 @dataclass
@@ -225,5 +228,5 @@ class Backend(abc.ABC):
     def open_attempt(self, ctx: AttemptContext) -> Sandbox:
         """Create the attempt's private resources (networks, volumes / temp folders).
 
-        Raises `SubnetsExhausted`, `EngineError`. On failure, whatever was created is removed.
+        Raises `InfraError` (e.g. no free subnet left), `EngineError`. On failure, whatever was created is removed.
         """
