@@ -302,6 +302,7 @@ class AttemptRun:
             log_path=paths.turn_log(turn.n),
             mounts=resolved.mounts,
             image=resolved.image,
+            cancel=self.cancel,  # the backend stops the turn within seconds of a cancel
         )
         run = sandbox.run_turn(launch)
         out = paths.turn_dir(turn.n) / "out"
@@ -334,6 +335,7 @@ class AttemptRun:
         self.turn_records.append(record)
         with open(paths.turns_jsonl, "a", encoding="utf-8") as fh:
             fh.write(record.dumps() + "\n")
+        self.checkpoint()  # a turn cut short by a cancel ends the attempt here, not as the agent's failure
         if record.setup_failed:
             detail = traceback_file.read_text(errors="replace").strip().splitlines()
             raise InfraError(f"turn {turn.n} could not be set up: {detail[-1] if detail else 'exit 125'}", phase=Phase.TURN)
@@ -404,7 +406,8 @@ class AttemptRun:
             post += [p for p in self.sandbox.post_mortems() if p.name not in have]
         self.error = ErrorRecord(
             phase=where.value,
-            kind=self.outcome,
+            # cut short by the caller (a campaign stopping): resumed later, never the agent's doing
+            kind="interrupted" if isinstance(exc, Cancelled) else self.outcome,
             exception=type(exc).__name__,
             message=str(exc),
             traceback="".join(traceback.format_exception(exc, limit=20)),
