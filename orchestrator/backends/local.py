@@ -26,8 +26,14 @@ from typing import IO, Any
 
 from orchestrator.backends.base import AttemptContext, Backend, Mount, Sandbox, TurnLaunch, TurnRun
 from orchestrator.backends.services import ServiceEndpoints, ServiceSpec
+from orchestrator.cancel_watch import CancelWatch
 from orchestrator.config import RuntimeConfig
 from orchestrator.errors import ContainerStartError, InfraError, Phase, PostMortem, ServiceUnhealthy
+from orchestrator.leftovers import claim
+from orchestrator.parent_death import tied_argv
+
+# A cancelled turn gets this long between SIGTERM and SIGKILL (a budget's end gets kill_grace_s).
+CANCEL_GRACE_S = 2.0
 
 
 def _kill_group(pgid: int, sig: int) -> None:
@@ -70,6 +76,7 @@ class LocalBackend(Backend):
         except OSError as exc:
             shutil.rmtree(root, ignore_errors=True)
             raise InfraError(f"scratch folder {root}: {exc}", phase=Phase.OPEN) from exc
+        claim(root)  # a killed orchestrator's scratch folder is swept later (orchestrator/leftovers.py)
         return LocalSandbox(self, ctx, root)
 
 
@@ -121,8 +128,11 @@ class LocalSandbox(Sandbox):
         log_path = self.ctx.paths.service_log(spec.log_name)
         log = open(log_path, "ab")  # noqa: SIM115 — closed in close(); the reader writes to it meanwhile
         try:
+            # Its own session (the group is killed at teardown), tied to our life: a SIGKILLed
+            # orchestrator takes its services with it (orchestrator/parent_death.py).
             proc = subprocess.Popen(
-                argv, cwd=data, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, start_new_session=True
+                tied_argv(argv, python=self.backend.python), cwd=data, env=env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=log, start_new_session=True,
             )
         except OSError as exc:
             log.close()
@@ -233,7 +243,8 @@ class LocalSandbox(Sandbox):
         with open(turn.log_path, "wb") as log:
             try:
                 proc = subprocess.Popen(
-                    argv,
+                    # SIGTERM when we die: the entrypoint forwards it to the system's session
+                    tied_argv(argv, python=self.backend.python, sig=signal.SIGTERM),
                     cwd=self.workspace,
                     env=env,
                     stdin=subprocess.DEVNULL,
@@ -245,8 +256,17 @@ class LocalSandbox(Sandbox):
                 raise ContainerStartError(f"turn {turn.n} process: {exc}", phase=Phase.TURN) from exc
             started = time.monotonic()
             timed_out = False
+
+            def stop_now() -> None:  # a cancel: SIGTERM, then SIGKILL after a short grace
+                _kill_group(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(CANCEL_GRACE_S)
+                except subprocess.TimeoutExpired:
+                    _kill_group(proc.pid, signal.SIGKILL)
+
             try:
-                proc.wait(turn.budget_s + self.config.turn_hard_grace_s)
+                with CancelWatch(turn.cancel, stop_now):
+                    proc.wait(turn.budget_s + self.config.turn_hard_grace_s)
             except subprocess.TimeoutExpired:
                 timed_out = True
                 _kill_group(proc.pid, signal.SIGTERM)
