@@ -126,3 +126,62 @@ def test_a_tied_process_does_not_start_without_its_parent():
     # parent pid 1 is not ours: the wrapper refuses to start the command
     proc = subprocess.run(["python3", "-c", WRAPPER, "1", "9", "true"], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 125 and "parent died" in proc.stderr
+
+
+CHILD_ORCHESTRATOR = """
+import sys, time, uuid
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+from runtime_support import fake_scenario
+from orchestrator.backends.base import AttemptContext
+from orchestrator.backends.local import LocalBackend
+from orchestrator.cells import parse_cell
+from orchestrator.config import RuntimeConfig
+from orchestrator.paths import AttemptPaths
+from orchestrator.services.erp import ERP, ErpLaunch, erp_service
+
+tmp = Path({tmp!r})
+cfg = RuntimeConfig.from_env(runs_root=tmp / "runs", scratch_root=tmp / "scratch", campaign="pytest-pdeath")
+scenario, _ = fake_scenario(tmp / "scenario")
+paths = AttemptPaths.for_attempt(cfg.runs_root, "t", parse_cell("null:fake"), 0, 1)
+paths.prepare()
+sb = LocalBackend(cfg).open_attempt(AttemptContext("pdeath-" + uuid.uuid4().hex[:6], cfg.campaign, paths))
+sb.start_service(erp_service(ErpLaunch(Path(scenario.db), Path(scenario.world), "t" * 64), cfg))
+sb.wait_service_healthy(ERP)
+print(sb.processes[ERP].proc.pid, sb.root, flush=True)
+time.sleep(300)
+"""
+
+
+def test_a_local_erp_dies_with_a_sigkilled_orchestrator(tmp_path):
+    """The local backend's ERP runs in its own session; SIGKILL of the orchestrator still ends it,
+    and the scratch folder it leaves is swept as a dead owner's."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from orchestrator.leftovers import sweep_owned
+
+    tests = Path(__file__).resolve().parent
+    code = CHILD_ORCHESTRATOR.format(tests=str(tests), tmp=str(tmp_path))
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONPATH": str(tests.parent)})
+    try:
+        assert child.stdout is not None
+        pid_text, root = child.stdout.readline().split()
+        erp = int(pid_text)
+        assert _alive(erp)
+        with open(f"/proc/{erp}/cmdline", "rb") as fh:
+            assert b"erp_service" in fh.read()
+        assert os.getsid(erp) == erp  # its own session: a group kill of the orchestrator misses it
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    deadline = time.monotonic() + 5
+    while _alive(erp) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(erp), "the ERP outlived the orchestrator"
+    assert sweep_owned(tmp_path / "scratch") == [Path(root)]
