@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import signal
 import socket
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from .http.app import create_app
 from .http.control import create_control_app
 from .http.fault_layer import FaultLayer, FaultLog
 from .kernel.db import Database
+from .logs import configure_logging, get_logger
 from .world import WorldError, load_world
 
 
@@ -61,8 +63,13 @@ class ServeOptions:
     log_level: str = "warning"
 
 
+log = get_logger(__name__)
+
+
 def serve(opts: ServeOptions) -> int:
-    """Run until SIGTERM/SIGINT or /control/shutdown; prints the ready line to stdout."""
+    """Run until SIGTERM/SIGINT or /control/shutdown; prints the ready line to stdout and logs
+    JSON lines to stderr."""
+    configure_logging(opts.log_level)
     if not opts.db.exists():
         print(json.dumps({"event": "error", "detail": f"database {opts.db} does not exist"}), flush=True)
         return 2
@@ -73,6 +80,7 @@ def serve(opts: ServeOptions) -> int:
         world = load_world(opts.world)
     except WorldError as exc:   # refuse to start: a misspelt section would silently change an actor
         print(json.dumps({"event": "error", "detail": f"bad world file: {exc}"}), flush=True)
+        log.error("world_refused", world=str(opts.world), detail=str(exc))
         return 2
     plan = parse_fault_spec(opts.faults)
     db = Database(opts.db)
@@ -89,8 +97,9 @@ def serve(opts: ServeOptions) -> int:
     control_app = create_control_app(db, world, opts.control_token, fault_log, stop)
     a_sock = _listen(*parse_bind(opts.agent_bind))
     c_sock = _listen(*parse_bind(opts.control_bind))
+    # log_config=None: uvicorn leaves logging to `configure_logging` (JSON lines on stderr).
     common: dict[str, Any] = dict(log_level=opts.log_level, access_log=False, lifespan="off",
-                                  timeout_graceful_shutdown=5)
+                                  timeout_graceful_shutdown=5, log_config=None)
     servers.append(_Server(uvicorn.Config(app, **common)))
     servers.append(_Server(uvicorn.Config(control_app, **common)))
 
@@ -111,12 +120,16 @@ def serve(opts: ServeOptions) -> int:
             await asyncio.sleep(0.01)
         if all(s.started for s in servers):
             print(json.dumps({"event": "ready", "agent": url(a_sock), "control": url(c_sock),
-                              "pid": __import__("os").getpid(), "faults": plan.text() or None}), flush=True)
+                              "pid": os.getpid(), "faults": plan.text() or None}), flush=True)
+            log.info("serving", agent=url(a_sock), control=url(c_sock), db=str(opts.db),
+                     world_sections=sorted(world.data), faults=plan.text() or None,
+                     business_date=db.business_date())
         await asyncio.gather(*tasks)
 
     try:
         asyncio.run(main())
     finally:
         db.close()
+    log.info("shutdown_complete", db=str(opts.db))
     print(json.dumps({"event": "stopped"}), flush=True)
     return 0

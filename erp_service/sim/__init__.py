@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any
@@ -30,6 +31,9 @@ from ..kernel.errors import Problem
 from ..kernel.identity import Actor, load_actor
 from ..kernel.schema import metadata
 from ..kernel.tx import Tx
+from ..logs import get_logger
+
+log = get_logger(__name__)
 
 ACTOR_ORDER = ("bank", "vendors", "customers", "warehouse", "approvers", "managers")
 
@@ -192,6 +196,7 @@ def advance(db: Database, world: World, to: str,
             day += dt.timedelta(days=1)
             iso = day.isoformat()
             state = Day(db=db, world=world, date=iso)
+            started = time.monotonic()
             try:
                 with db.transaction() as conn:
                     set_business_date(conn, iso)
@@ -200,6 +205,9 @@ def advance(db: Database, world: World, to: str,
                             for fn in ACTORS[kind]:
                                 fn(state)
             except Exception as exc:  # the day is rolled back whole
+                log.error("day_failed", date=iso, reason=f"{type(exc).__name__}: {exc}")
                 raise AdvanceError(iso, f"{type(exc).__name__}: {exc}") from exc
             days.append({"date": iso, "actions": state.actions, "refusals": state.refusals})
+            log.info("day_advanced", date=iso, actions=state.actions, refusals=state.refusals,
+                     duration_s=round(time.monotonic() - started, 4))
     return days
