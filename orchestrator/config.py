@@ -81,6 +81,11 @@ class RuntimeConfig(BaseModel):
     agent_limits: Limits = Limits(memory_bytes=2 * 2**30, cpus=1.0, pids=256)
     erp_limits: Limits = Limits(memory_bytes=1 * 2**30, cpus=1.0, pids=128)
     tmpfs_size: str = "256m"
+    # Size quotas of what the agent writes (docker backend: tmpfs volumes, see volume_quota.py):
+    # the workspace across all turns, and each turn's folder (out/). The agent meets ENOSPC at
+    # the quota; both stay below the copy-out limits, so a copy-out never has to cut.
+    workspace_volume_bytes: int = Field(default=1 * 2**30, ge=16 * 2**20)
+    turn_volume_bytes: int = Field(default=256 * 2**20, ge=4 * 2**20, le=512 * 2**20)
 
     # Concurrent Docker Engine API requests from this process (orchestrator/backends/docker_limits.py):
     # general requests share `docker_api_slots` (PB_DOCKER_API_SLOTS); removals and stops have

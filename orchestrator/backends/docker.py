@@ -32,8 +32,7 @@ import docker.errors
 import requests.exceptions
 from docker.types import IPAMConfig, IPAMPool
 
-from networks.subnets import Block, SubnetPool
-from networks.subnets import SubnetsExhausted as _PoolExhausted
+from networks.subnets import Block, SubnetPool, SubnetsExhausted
 from networks.topology import NetworkSpec, load_topology
 from orchestrator import labels as L
 from orchestrator.archives import Entry, build_tar, safe_extract, stream_file, tree_entries
@@ -47,9 +46,9 @@ from orchestrator.errors import (
     InfraError,
     Phase,
     PostMortem,
-    SubnetsExhausted,
 )
 from orchestrator.reaper import reap
+from orchestrator.volume_quota import start_keeper, tmpfs_volume_options
 
 log = logging.getLogger(__name__)
 
@@ -215,8 +214,8 @@ class DockerBackend(Backend):
 
         try:
             return self.pool.allocate(create, used=self.used_subnets())
-        except _PoolExhausted as exc:
-            raise SubnetsExhausted(str(exc), phase=Phase.OPEN) from exc
+        except SubnetsExhausted as exc:  # the range is full: the infrastructure's limit, not the agent's
+            raise InfraError(f"{type(exc).__name__}: {exc}", phase=Phase.OPEN) from exc
         except docker.errors.DockerException as exc:
             raise _engine(f"create network {name}", Phase.OPEN)(exc) from exc
 
@@ -259,7 +258,8 @@ class DockerSandbox(Sandbox):
         """The networks topology.yaml builds (attempt, control), the workspace volume, the netns."""
         for spec in self.backend.topology.built():
             self.ensure_network(spec.role)
-        self._create_volume("workspace")
+        self._create_volume("workspace", self.config.workspace_volume_bytes, _uid_gid(self.config.agent_user))
+        self._helper()  # holds the workspace's quota volume mounted for the whole attempt
         self._start_netns_holder()
 
     def ensure_network(self, role: str) -> Any:
@@ -272,9 +272,11 @@ class DockerSandbox(Sandbox):
             self.networks[role], self.blocks[role] = net, block
         return self.networks[role]
 
-    def _create_volume(self, role: str) -> Any:
+    def _create_volume(self, role: str, quota_bytes: int | None = None, owner: tuple[int, int] = (0, 0)) -> Any:
+        opts = tmpfs_volume_options(quota_bytes, uid=owner[0], gid=owner[1]) if quota_bytes else None
         try:
-            self.volumes[role] = self.client.volumes.create(f"{self.prefix}-{role}", labels=self.labels(role))
+            self.volumes[role] = self.client.volumes.create(f"{self.prefix}-{role}", labels=self.labels(role),
+                                                            driver="local", driver_opts=opts)
         except docker.errors.DockerException as exc:
             raise _engine(f"create volume {role}", Phase.OPEN)(exc) from exc
         return self.volumes[role]
@@ -444,17 +446,16 @@ class DockerSandbox(Sandbox):
     # -- workspace -----------------------------------------------------------------------------
 
     def _helper(self):
-        """A never-started container holding the workspace volume, for archive copies in and out."""
+        """The workspace volume's keeper (volume_quota.py): an idle container that holds it
+        mounted from creation to teardown, and through which archives are copied in and out."""
         if "helper" not in self.containers:
-            self.containers["helper"] = self.client.containers.create(
-                self.backend.agent_image,
-                command=["true"],
-                name=f"{self.prefix}-helper",
-                labels=self.labels("helper"),
-                network_mode="none",
-                volumes={self.volumes["workspace"].name: {"bind": self.config.container_paths.workspace, "mode": "rw"}},
-                user=self.config.agent_user,
-            )
+            try:
+                self.containers["helper"] = start_keeper(
+                    self.client, self.backend.agent_image, name=f"{self.prefix}-helper", labels=self.labels("helper"),
+                    volume=self.volumes["workspace"].name, target=self.config.container_paths.workspace,
+                    user=self.config.agent_user, init=self.backend.has_init)
+            except docker.errors.DockerException as exc:
+                raise _engine("start the workspace keeper", Phase.OPEN)(exc) from exc
         return self.containers["helper"]
 
     def seed_workspace(self, handbook_dir: Path) -> None:
@@ -484,8 +485,15 @@ class DockerSandbox(Sandbox):
         container = None
         volume = None
         try:
-            volume = self.client.volumes.create(f"{self.prefix}-{role}", labels=self.labels("turn"))
+            volume = self.client.volumes.create(f"{self.prefix}-{role}", labels=self.labels("turn"), driver="local",
+                                                driver_opts=tmpfs_volume_options(cfg.turn_volume_bytes, uid=0, gid=0))
             self.volumes[role] = volume
+            # The quota volume lives while mounted: its keeper holds it from the files copied in
+            # to the copy-out after the turn (volume_quota.py).
+            self.containers[f"{role}-keeper"] = start_keeper(
+                self.client, self.backend.agent_image, name=f"{self.prefix}-t{turn.n}-keeper",
+                labels=self.labels("helper"), volume=volume.name, target=cp.turn_dir, user=cfg.agent_user,
+                init=self.backend.has_init)
             binds: dict[str, dict[str, str]] = {
                 self.volumes["workspace"].name: {"bind": cp.workspace, "mode": "rw"},
                 volume.name: {"bind": cp.turn_dir, "mode": "rw"},
@@ -544,6 +552,7 @@ class DockerSandbox(Sandbox):
         except (docker.errors.DockerException, requests.exceptions.RequestException, ValueError) as exc:
             raise _engine(f"copy out turn {turn.n}", Phase.TURN)(exc) from exc
         self._remove_container(role)
+        self._remove_container(f"{role}-keeper")
         self._remove_volume(role)
         return TurnRun(
             exit_code=pm.exit_code,
