@@ -33,7 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seeds", type=_seeds, default=[0], help="comma-separated seeds (default 0)")
     p.add_argument("--strict", action="store_true",
                    help="also flag a control whose failures are all outside its targets")
-    p.add_argument("--faults", metavar="PROFILE", help="validate under a fault profile of the task(s)")
+    p.add_argument("--faults", metavar="PROFILE",
+                   help="validate under a fault profile of the task(s); all: clean and every profile each declares")
     p.add_argument("--backend", choices=["docker", "local"], default="docker")
     p.add_argument("--runs-root", type=Path, help="keep the attempt records here (default: a temp dir)")
     p.add_argument("--keep", action="store_true", help="keep the attempt records even when all is well")
