@@ -1,6 +1,7 @@
 """Task validation (§11, and §7.1 under a fault condition).
 
-Per task and seed:
+Per task, seed and condition (clean, or a fault profile; `faults="all"`: clean and every profile
+the task declares):
 1. the scenario's handbook shows every clause a check cites (`**ID**`);
 2. two oracle attempts complete, pass every check, and give the same canonical database hash;
 3. under a fault condition, the fault plan hit the oracle (at least one fault injected);
@@ -8,7 +9,9 @@ Per task and seed:
 5. each negative control (the task's, plus the fault profile's under that condition) completes,
    does not pass, and fails every check it targets (`--strict`: a control whose failures are all
    outside its targets is reported too);
-and once per task: the handbook is byte-identical to its rendering and the registry lints clean.
+and once per task: the handbook is byte-identical to its rendering and the registry and the pack
+lint clean (`tasks.handbook.problems`); once per seed: the scenario agrees with task.yaml
+(`tasks.lint.scenario_problems`).
 
 Attempts go through one call, `run_attempt` (the `AttemptRunner` below wraps it), so validation
 runs the same lifecycle as a campaign, on either backend.
@@ -26,13 +29,16 @@ from typing import Any
 
 from orchestrator.cells import CLEAN, Cell
 from tasks import handbook
-from tasks.packs import PackError
+from tasks.lint import scenario_problems
+from tasks.packs import PackError, TaskPack
 from tasks.registry import load_task
 
 # (cell, seed, rep, *, scenario, task) -> the attempt's result.json as a dict (plus "_final_db"
 # when known). Every attempt of one task × seed gets the same scenario and pack objects, so a
 # pack edited while validation runs cannot mix two scenarios into one verdict.
 Runner = Callable[..., dict[str, Any]]
+# `faults=` value meaning: clean, then every fault profile each task declares.
+ALL_FAULTS = "all"
 
 
 @dataclass
@@ -44,6 +50,7 @@ class Entry:
     seed: int | None
     ok: bool
     note: str = ""
+    condition: str = CLEAN
 
 
 @dataclass
@@ -64,8 +71,17 @@ class Report:
     def ok(self) -> bool:
         return not self.problems
 
-    def add(self, task: str, control: str, seed: int | None, problems: list[str], fine: str = "ok") -> None:
-        self.entries.append(Entry(task, control, seed, not problems, "; ".join(problems) if problems else fine))
+    def add(self, task: str, control: str, seed: int | None, problems: list[str], fine: str = "ok",
+            condition: str | None = None) -> None:
+        # Task-level entries of an all-conditions run sit with the clean table.
+        default = CLEAN if self.condition == ALL_FAULTS else self.condition
+        self.entries.append(Entry(task, control, seed, not problems, "; ".join(problems) if problems else fine,
+                                  condition or default))
+
+    @property
+    def conditions(self) -> list[str]:
+        """The conditions the entries were validated under, in first-seen order."""
+        return list(dict.fromkeys(e.condition for e in self.entries)) or [self.condition]
 
 
 # --------------------------------------------------------------------------------- judgements
@@ -155,7 +171,6 @@ class AttemptRunner:
 
     def __call__(self, cell: Cell, seed: int, rep: int, *, scenario: Any = None, task: Any = None) -> dict[str, Any]:
         from orchestrator.attempt import AttemptSpec, run_attempt
-
         from orchestrator.inputs import load_inputs
 
         if task is None or scenario is None:
@@ -182,6 +197,18 @@ def _canonical(result: dict[str, Any]) -> str | None:
     return None
 
 
+def conditions_of(task: TaskPack, faults: str | None) -> list[str]:
+    """The conditions to validate `task` under: clean, one fault profile, or (`all`) clean and
+    every profile the task declares. ValueError naming the profiles when it has no such one."""
+    if faults == ALL_FAULTS:
+        return [CLEAN] + sorted(task.fault_profiles)
+    if not faults or faults == CLEAN:
+        return [CLEAN]
+    if faults not in task.fault_profiles:
+        raise ValueError(f"{faults!r} is not a fault profile of {task.slug} (has: {', '.join(task.fault_profiles) or 'none'})")
+    return [faults]
+
+
 def validate(tasks: list[str], seeds: list[int], *, strict: bool = False, faults: str | None = None,
              runner: Runner, scenario_for: Callable[[str, int], Any] | None = None,
              known_rules: list[str] | None = None, progress: Callable[[str], None] | None = None,
@@ -200,9 +227,9 @@ def validate(tasks: list[str], seeds: list[int], *, strict: bool = False, faults
 
         scenario_for = ensure_scenario
     say = progress or (lambda _m: None)
-    condition = faults or CLEAN
+    condition = faults or CLEAN  # the report's label: clean, a profile, or "all"
 
-    def attempt(cell: Cell, seed: int, r: int) -> dict[str, Any]:
+    def attempt(cell: Cell, seed: int, r: int, scen: Any, task: TaskPack) -> dict[str, Any]:
         try:
             return runner(cell, seed, r, scenario=scen, task=task)
         except Exception as exc:  # bad input or a crash in the lifecycle: a problem, not a stop
@@ -222,11 +249,11 @@ def validate(tasks: list[str], seeds: list[int], *, strict: bool = False, faults
                 rep.notes.append(f"{slug}: clauses no check enforces: {', '.join(lint.unenforced)}")
         except PackError:
             pass  # already reported under "handbook"
-        if faults and faults not in task.fault_profiles:
-            rep.add(slug, "faults", None, [f"{faults!r} is not a fault profile of {slug} "
-                                           f"(has: {', '.join(task.fault_profiles) or 'none'})"])
+        try:
+            conditions = conditions_of(task, faults)
+        except ValueError as exc:
+            rep.add(slug, "faults", None, [str(exc)])
             continue
-        controls = task.controls_for(condition)
         known = {c.name for c in task.checks}
         for seed in seeds:
             say(f"{slug} seed {seed}: scenario")
@@ -234,45 +261,59 @@ def validate(tasks: list[str], seeds: list[int], *, strict: bool = False, faults
                 scen = scenario_for(slug, seed)
                 n_turns = len(scen.turns)
             except Exception as exc:  # a generator or reference failure is a task problem
-                rep.add(slug, "scenario", seed, [f"{type(exc).__name__}: {exc}"])
+                rep.add(slug, "scenario", seed, [f"{type(exc).__name__}: {exc}"], condition=conditions[0])
                 continue
-            rep.add(slug, "scenario", seed, cited_clause_problems(task, scen.handbook_dir))
-
-            jobs = [("oracle#1", Cell("oracle", slug, condition), 1), ("oracle#2", Cell("oracle", slug, condition), 2),
-                    ("null", Cell("null", slug, condition), 1)]
-            jobs += [(policy, Cell(policy, slug, condition), 1) for policy in sorted(controls)]
-
-            def run_job(job, seed=seed):
-                name, cell, r = job
-                say(f"{slug} seed {seed}: {name}")
-                return attempt(cell, seed, r)
-
-            with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-                results = dict(zip((j[0] for j in jobs), pool.map(run_job, jobs)))
-
-            oracle_results = [results["oracle#1"], results["oracle#2"]]
-            for r, res in enumerate(oracle_results, start=1):
-                rep.add(slug, f"oracle#{r}", seed, oracle_problems(res, n_turns), "pass")
-            hashes = [_canonical(r) for r in oracle_results]
-            same = [] if hashes[0] and hashes[0] == hashes[1] else [f"canonical hashes differ: {hashes[0]} vs {hashes[1]}"]
-            rep.add(slug, "determinism", seed, same, (hashes[0] or "")[:12])
-            if faults:
-                injected = [((r.get("fault_metrics") or {}).get("faults_injected") or 0) for r in oracle_results]
-                rep.add(slug, "faults hit oracle", seed,
-                        [] if all(n >= 1 for n in injected) else [f"faults injected per oracle run: {injected}"],
-                        f"{injected[0]} fault(s)")
-
-            res = results["null"]
-            probs = completion_problems(res, n_turns)
-            if not probs and res.get("passed"):
-                probs.append("the null policy passed")
-            rep.add(slug, "null", seed, probs, "fails")
-
-            for policy, targets in sorted(controls.items()):
-                res = results[policy]
-                rep.add(slug, policy, seed, control_problems(res, targets, known, n_turns, strict),
-                        "fails " + ", ".join(sorted(failed_checks(res) & set(targets)))[:60])
+            rep.add(slug, "scenario", seed, cited_clause_problems(task, scen.handbook_dir)
+                    + scenario_problems(task, scen.dir), condition=conditions[0])
+            for cond in conditions:
+                _validate_condition(rep, task, scen, seed, cond, n_turns, known, strict=strict,
+                                    attempt=attempt, say=say, concurrency=concurrency)
     return rep
+
+
+def _validate_condition(rep: Report, task: TaskPack, scen: Any, seed: int, cond: str, n_turns: int,
+                        known: set[str], *, strict: bool, attempt: Callable[..., dict[str, Any]],
+                        say: Callable[[str], None], concurrency: int) -> None:
+    """Oracle twice, null and every control of `cond` on one scenario; entries into `rep`."""
+    slug = task.slug
+    controls = task.controls_for(cond)
+    tag = "" if cond == CLEAN else f" +{cond}"
+    jobs = [("oracle#1", Cell("oracle", slug, cond), 1), ("oracle#2", Cell("oracle", slug, cond), 2),
+            ("null", Cell("null", slug, cond), 1)]
+    jobs += [(policy, Cell(policy, slug, cond), 1) for policy in sorted(controls)]
+
+    def run_job(job: tuple[str, Cell, int]) -> dict[str, Any]:
+        name, cell, r = job
+        say(f"{slug} seed {seed}{tag}: {name}")
+        return attempt(cell, seed, r, scen, task)
+
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        results = dict(zip((j[0] for j in jobs), pool.map(run_job, jobs), strict=True))
+
+    def add(control: str, problems: list[str], fine: str = "ok") -> None:
+        rep.add(slug, control, seed, problems, fine, condition=cond)
+
+    oracle_results = [results["oracle#1"], results["oracle#2"]]
+    for r, res in enumerate(oracle_results, start=1):
+        add(f"oracle#{r}", oracle_problems(res, n_turns), "pass")
+    hashes = [_canonical(r) for r in oracle_results]
+    same = [] if hashes[0] and hashes[0] == hashes[1] else [f"canonical hashes differ: {hashes[0]} vs {hashes[1]}"]
+    add("determinism", same, (hashes[0] or "")[:12])
+    if cond != CLEAN:
+        injected = [((r.get("fault_metrics") or {}).get("faults_injected") or 0) for r in oracle_results]
+        add("faults hit oracle", [] if all(n >= 1 for n in injected) else [f"faults injected per oracle run: {injected}"],
+            f"{injected[0]} fault(s)")
+
+    res = results["null"]
+    probs = completion_problems(res, n_turns)
+    if not probs and res.get("passed"):
+        probs.append("the null policy passed")
+    add("null", probs, "fails")
+
+    for policy, targets in sorted(controls.items()):
+        res = results[policy]
+        add(policy, control_problems(res, targets, known, n_turns, strict),
+            "fails " + ", ".join(sorted(failed_checks(res) & set(targets)))[:60])
 
 
 # ------------------------------------------------------------------------------------ printing
@@ -284,14 +325,14 @@ def print_report(rep: Report, console=None) -> None:
     from rich.table import Table
 
     console = console or Console()
-    for slug in rep.tasks:
+    for slug, cond in [(t, c) for t in rep.tasks for c in rep.conditions]:
         rows: dict[str, dict[Any, Entry]] = {}
         for e in rep.entries:
-            if e.task == slug:
+            if e.task == slug and e.condition == cond:
                 rows.setdefault(e.control, {})[e.seed] = e
         if not rows:
             continue
-        table = Table(title=f"{slug} ({rep.condition})", show_lines=False)
+        table = Table(title=f"{slug} ({cond})", show_lines=False)
         table.add_column("control")
         cols: list[Any] = [None] + list(rep.seeds)
         for s in cols:
@@ -299,8 +340,8 @@ def print_report(rep: Report, console=None) -> None:
         for control, by_seed in rows.items():
             cells = []
             for s in cols:
-                e = by_seed.get(s)
-                cells.append("" if e is None else ("[green]ok[/]" if e.ok else "[bold red]FAIL[/]"))
+                found = by_seed.get(s)
+                cells.append("" if found is None else ("[green]ok[/]" if found.ok else "[bold red]FAIL[/]"))
             table.add_row(control, *cells)
         console.print(table)
     for note in rep.notes:
@@ -310,7 +351,8 @@ def print_report(rep: Report, console=None) -> None:
         from rich.text import Text
 
         for e in rep.problems:
-            where = f"{e.task} {e.control}" + ("" if e.seed is None else f" seed {e.seed}")
+            where = f"{e.task}" + ("" if e.condition == CLEAN else f"+{e.condition}") + f" {e.control}" \
+                + ("" if e.seed is None else f" seed {e.seed}")
             # The note is plain text (it may hold brackets): never parse it as markup.
             console.print(Text("  ✗ ", style="red") + Text(f"{where}: {e.note}"), highlight=False)
     else:

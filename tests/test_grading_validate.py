@@ -173,3 +173,49 @@ def test_grader_error_in_a_check_is_a_completion_problem():
     r = result(False, ["payments set"])
     r["checks"][0].update(grader_error=True, detail="grader error: LookupError: no table")
     assert completion_problems(r, 1) == ["grader errors: payments set: grader error: LookupError: no table"]
+
+
+def test_all_faults_validates_clean_and_every_profile(pack):
+    text = TASK_YAML.format(slug="tiny") + (
+        "fault_profiles:\n  lost-writes:\n    faults: 'lost_response:POST /x@1'\n"
+        "    negative_controls:\n      neg:blind-retry: [no held invoice paid]\n")
+    _write_tiny(pack, task=text)
+    seen = []
+
+    def blind(seed, r):
+        return result(False, ["no held invoice paid"])
+
+    outcomes = {"oracle": result(True, fault_metrics={"faults_injected": 1}), "null": result(False, CHECKS),
+                "neg:pay_all": result(False, CHECKS), "neg:blind-retry": blind}
+
+    def runner(cell, seed, rep, *, scenario=None, task=None):
+        seen.append((cell.system, cell.condition, seed))
+        r = outcomes[cell.system]
+        return r(seed, rep) if callable(r) else r
+
+    scen = Scen(pack / "tiny" / "handbook", [object()], pack / "scenario")
+    rep = validate(["tiny"], [0], runner=runner, scenario_for=lambda s, n: scen,
+                   known_rules=["pay_held_invoice"], faults="all", strict=True)
+    assert rep.ok, [(e.control, e.condition, e.note) for e in rep.problems]
+    assert rep.conditions == ["clean", "lost-writes"]
+    assert ("neg:blind-retry", "lost-writes", 0) in seen and ("neg:blind-retry", "clean", 0) not in seen
+    assert ("neg:pay_all", "clean", 0) in seen and ("neg:pay_all", "lost-writes", 0) in seen
+    by = {(e.control, e.condition) for e in rep.entries}
+    assert {("faults hit oracle", "lost-writes"), ("handbook", "clean"), ("determinism", "clean"),
+            ("determinism", "lost-writes")} <= by and ("faults hit oracle", "clean") not in by
+    buf = io.StringIO()
+    from rich.console import Console
+
+    print_report(rep, Console(file=buf, width=160))
+    assert "tiny (clean)" in buf.getvalue() and "tiny (lost-writes)" in buf.getvalue()
+
+
+def test_a_scenario_that_disagrees_with_task_yaml_is_a_problem(pack):
+    import yaml
+
+    turns = yaml.safe_load((pack / "scenario" / "turns.yaml").read_text())
+    turns[0]["budget_s"] = 5
+    (pack / "scenario" / "turns.yaml").write_text(yaml.safe_dump(turns))
+    rep = run(pack, {"oracle": result(True), "null": result(False, CHECKS), "neg:pay_all": result(False, CHECKS)})
+    probs = {(e.control, e.seed): e.note for e in rep.problems}
+    assert "turns.yaml turn 1" in probs[("scenario", 0)] and "task.yaml says" in probs[("scenario", 0)]
