@@ -12,9 +12,8 @@ An attempt ends in one of four outcomes (contracts §9):
                   policies module that is missing, a check that raises): never retried (it
                   would fail again), never scored as infra or as the agent's failure.
 
-A turn whose entrypoint could not even set it up (exit 125 with out/traceback.txt: our turn
-files, the image or the policy module were unusable) never ran the agent: the lifecycle raises
-`InfraError` for it rather than recording an agent failure.
+Any exit code of a turn is the agent's, 125 with out/traceback.txt included: both are written
+inside the agent's container, so they are the agent's claims, not facts (orchestrator.integrity).
 
 Nothing here talks to Docker or the network: `classify_exception` and `classify_turns` are
 pure functions of their inputs, so the policy is tested without containers.
@@ -96,10 +95,6 @@ class ErpUnhealthy(ServiceUnhealthy):
     """The ERP did not become healthy, died, or refused a control call it should accept."""
 
 
-class SubnetsExhausted(InfraError):
-    """No free subnet is left in the configured range."""
-
-
 class TaskError(AttemptError):
     """The task pack or its scenario is broken: the attempt says nothing about agent or infra."""
 
@@ -159,7 +154,9 @@ def turn_problem(turn: TurnFacts) -> str | None:
         return f"turn {turn.n}: the harness did not start (exit {turn.exit_code})"
     if turn.timed_out:
         return f"turn {turn.n}: ran out of time after {turn.duration_s:.1f}s and was killed"
-    if turn.oom_killed:
+    if turn.oom_killed and turn.exit_code != 0:
+        # A process killed for memory while the turn still exited 0 is a note on the turn
+        # (orchestrator.integrity.memory_note), not a failure: the work is graded.
         return f"turn {turn.n}: the agent container ran out of memory (exit {turn.exit_code})"
     if turn.exit_code != 0:
         return f"turn {turn.n}: the harness exited with code {turn.exit_code}"
@@ -170,7 +167,7 @@ def classify_turns(turns: Iterable[TurnFacts]) -> TurnsVerdict:
     """`graded` when every turn exited 0 in time, else `agent_error` with one reason per turn.
 
     An OOM kill of the *agent* container is the agent's doing (it is contained by its limits);
-    an OOM of the ERP is detected elsewhere and is an infra error.
+    a dead ERP is judged from the engine's facts (orchestrator.integrity.ServiceDeath).
     """
     reasons = [r for r in (turn_problem(t) for t in turns) if r]
     return TurnsVerdict("agent_error" if reasons else "graded", reasons)

@@ -22,6 +22,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from orchestrator.errors import AttemptError, AttemptOutcome
+
 #: Engine event actions that mean "ended from outside, through the engine's API".
 EXTERNAL_END_ACTIONS = frozenset({"kill", "stop", "pause", "destroy"})
 
@@ -87,3 +89,10 @@ def memory_note(turn: TurnState) -> str | None:
 def counts_as_oom_failure(turn: TurnState) -> bool:
     """An OOM kill is the agent's failure only when it ended the turn abnormally."""
     return turn.oom_killed and memory_note(turn) is None
+
+
+class AgentCausedError(AttemptError):
+    """The agent's own act ended the attempt early (a service it crashed through its requests):
+    `agent_error`, never retried as infrastructure."""
+
+    kind: AttemptOutcome = "agent_error"

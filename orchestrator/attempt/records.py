@@ -92,7 +92,10 @@ class TurnRecord(_Record):
     duration_s: float
     oom_killed: bool = False
     did_not_start: bool = False
-    setup_failed: bool = False  # exit 125 with a traceback: the entrypoint could not set up the turn
+    # Exit 125 with out/traceback.txt: the entrypoint *says* it could not set the turn up. Written
+    # inside the agent's container, so recorded as a claim only: the turn is the agent's.
+    setup_failed: bool = False
+    notes: list[str] = Field(default_factory=list)  # what happened that is no failure (memory kill, copy-out cut)
     advance_s: float = 0.0
     start_overhead_s: float = 0.0
     cleanup_s: float = 0.0

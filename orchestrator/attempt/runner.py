@@ -63,7 +63,8 @@ from orchestrator.errors import (
     did_not_start,
 )
 from orchestrator.grading import grade_attempt
-from orchestrator.hashing import file_sha256, tree_sha256
+from orchestrator.hashing import file_sha256, workspace_sha256
+from orchestrator.integrity import AgentCausedError, ServiceDeath, TurnState, memory_note
 from orchestrator.mount_check import runtime_places
 from orchestrator.paths import AttemptPaths
 from orchestrator.services.erp import ERP, ErpEndpoints, ErpLaunch, erp_service
@@ -304,7 +305,16 @@ class AttemptRun:
             image=resolved.image,
             cancel=self.cancel,  # the backend stops the turn within seconds of a cancel
         )
+        turn_wall_start = time.time()
         run = sandbox.run_turn(launch)
+        # Facts the agent cannot write decide who caused what (orchestrator.integrity): the ERP's
+        # state and the engine's events, never the turn's own folders.
+        erp_death, erp_failure = None, None
+        try:
+            sandbox.check_service(ERP, error=ErpUnhealthy)
+        except ErpUnhealthy as exc:
+            erp_failure = exc
+            erp_death = sandbox.service_death(ERP, since=turn_wall_start)
         out = paths.turn_dir(turn.n) / "out"
         usage = read_json_object(out / "usage.json")
         reported = read_json_object(out / "turn.json")
@@ -327,6 +337,7 @@ class AttemptRun:
             # Exit 125 with a traceback: the entrypoint could not set the turn up (our turn files,
             # the image, the policy module): the agent never ran, so this is not its failure.
             setup_failed=run.exit_code == 125 and traceback_file.exists(),
+            notes=_turn_notes(run, erp_death, turn.n),
             advance_s=round(advance_s, 3),
             start_overhead_s=round(run.start_overhead_s, 3),
             cleanup_s=round(run.cleanup_s, 3),
@@ -336,11 +347,13 @@ class AttemptRun:
         with open(paths.turns_jsonl, "a", encoding="utf-8") as fh:
             fh.write(record.dumps() + "\n")
         self.checkpoint()  # a turn cut short by a cancel ends the attempt here, not as the agent's failure
-        if record.setup_failed:
-            detail = traceback_file.read_text(errors="replace").strip().splitlines()
-            raise InfraError(f"turn {turn.n} could not be set up: {detail[-1] if detail else 'exit 125'}", phase=Phase.TURN)
-        # An ERP that died during the turn is the infrastructure's failure, not the agent's.
-        sandbox.check_service(ERP, error=ErpUnhealthy)
+        if erp_failure is not None:
+            # An ERP that died on its own during the turn died of the agent's requests (the only
+            # traffic on its agent API); one the engine killed or stopped is the infrastructure's.
+            if erp_death is not None and erp_death.agents_doing:
+                raise AgentCausedError(erp_death.reason(turn.n), phase=Phase.TURN,
+                                       post_mortems=erp_failure.post_mortems) from erp_failure
+            raise erp_failure
 
     def freeze(self) -> None:
         """The grading date, a final flush and drain, the snapshot, services stopped, workspace out."""
@@ -363,7 +376,7 @@ class AttemptRun:
             self.hashes = Hashes(
                 final_db=file_sha256(self.paths.final_db),
                 canonical_db=_canonical(self.paths.final_db),
-                workspace=tree_sha256(self.paths.workspace),
+                workspace=workspace_sha256(self.paths.workspace),
             )
 
     def grade(self) -> None:
@@ -498,6 +511,22 @@ class _runtime_log:
     def __exit__(self, *exc: object) -> None:
         logging.getLogger("orchestrator").removeHandler(self.handler)
         self.handler.close()
+
+
+def _turn_notes(run: Any, erp_death: ServiceDeath | None, n: int) -> list[str]:
+    """What the turn record says beside its exit: a memory kill inside a normal turn, what the
+    copy-out cut or skipped, how the ERP ended."""
+    notes: list[str] = []
+    note = memory_note(TurnState(run.exit_code, bool(run.oom_killed), bool(run.timed_out)))
+    if note:
+        notes.append(note)
+    skipped = (run.detail or {}).get("skipped") or []
+    if skipped:
+        shown = "; ".join(skipped[:5]) + (f"; and {len(skipped) - 5} more" if len(skipped) > 5 else "")
+        notes.append(f"copy-out of the turn's folder cut or skipped {len(skipped)} item(s): {shown}")
+    if erp_death is not None:
+        notes.append(erp_death.reason(n))
+    return notes
 
 
 def _rollback_journal(db: Path) -> None:

@@ -26,6 +26,7 @@ from typing import Any
 
 from orchestrator.backends.services import ServiceEndpoints, ServiceSpec, ServiceSpecError, probe_health
 from orchestrator.errors import PostMortem, ServiceUnhealthy
+from orchestrator.integrity import ServiceDeath
 from orchestrator.paths import AttemptPaths
 
 _PREPARE_LOCK = threading.Lock()
@@ -157,6 +158,12 @@ class Sandbox(abc.ABC):
                 return
             time.sleep(0.05)
         raise error(f"service {name!r} not healthy after {spec.health.timeout_s:g}s: {problem}", post_mortems=self._pm(name))
+
+    def service_death(self, name: str, *, since: float) -> ServiceDeath | None:
+        """How a service that is no longer running ended, from facts the agent cannot write
+        (the engine's state and events since the wall time `since`); None when this backend
+        cannot tell (then a dead service stays the infrastructure's failure). Never raises."""
+        return None
 
     def post_mortems(self) -> list[PostMortem]:
         """A post-mortem of every started service (for the error record); never raises."""

@@ -47,6 +47,7 @@ from orchestrator.errors import (
     Phase,
     PostMortem,
 )
+from orchestrator.integrity import ServiceDeath
 from orchestrator.reaper import reap
 from orchestrator.volume_quota import start_keeper, tmpfs_volume_options
 
@@ -430,6 +431,22 @@ class DockerSandbox(Sandbox):
     def service_post_mortem(self, name: str) -> PostMortem | None:
         container = self.containers.get(name)
         return post_mortem_of(container) if container is not None else None
+
+    def service_death(self, name: str, *, since: float) -> ServiceDeath | None:
+        container = self.containers.get(name)
+        if container is None:
+            return None
+        try:
+            container.reload()
+            state = container.attrs.get("State") or {}
+            if state.get("Running"):
+                return None
+            events = list(self.client.events(since=int(since) - 1, until=int(time.time()) + 1,
+                                             filters={"container": container.id}, decode=True))
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            log.warning("service %s: engine facts unavailable (%s); its death counts as infrastructure", name, exc)
+            return None
+        return ServiceDeath.from_engine(name, state, events)
 
     def stop_service(self, name: str) -> None:
         container = self.containers.get(name)
