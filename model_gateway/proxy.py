@@ -54,6 +54,7 @@ class GatewayState:
     revoked: bool = False
     client: httpx.AsyncClient | None = None
     networks: list[Any] = field(default_factory=list)
+    own_hosts: set[str] = field(default_factory=set)  # the proxy's own HOST:PORT, always answered
 
     def __post_init__(self) -> None:
         self.networks = self.config.client_networks()
@@ -152,7 +153,7 @@ class ProxyApp:
                           "absolute-form request targets are refused: send the path only, to the gateway itself")
         headers = _headers(scope)
         hosts = [v.lower() for k, v in headers if k == "host"]
-        if len(hosts) != 1 or hosts[0] not in cfg.hosts:
+        if len(hosts) != 1 or (hosts[0] not in cfg.hosts and hosts[0] not in state.own_hosts):
             shown = hosts[0] if hosts else "(none)"
             raise Refusal(421, "invalid_request_error", f"host {shown!r} is not served here; the gateway forwards "
                           "only to its declared providers")

@@ -80,6 +80,8 @@ def serve(opts: ServeOptions) -> int:
 
     p_sock = listen(*parse_bind(opts.proxy_bind))
     c_sock = listen(*parse_bind(opts.control_bind))
+    # A client that uses the proxy's own address (not its name) is talking to it, not past it.
+    state.own_hosts.add(sock_url(p_sock).removeprefix("http://").lower())
     # h11, not httptools: h11 hands the raw request target through, so an absolute-form target
     # is seen (and refused) instead of being quietly reduced to its path.
     common = dict(log_level=opts.log_level, access_log=False, lifespan="off", http="h11",

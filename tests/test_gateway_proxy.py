@@ -222,6 +222,8 @@ def test_refusals_each_beside_a_request_that_passes(make_pair: Any) -> None:
     assert len(pair.received()) == sent, "a refused request reached the provider"
     again = pair.post("/v1/messages", messages_body())
     assert again.status_code == 200  # and the gateway still serves good requests
+    own = pair.post("/v1/messages", messages_body(), host=pair.url.removeprefix("http://"))
+    assert own.status_code == 200  # its own address is answered like its name
     refused = [r for r in pair.ledger() if r["status"] == "refused"]
     assert len(refused) == len(cases) + 2  # and the two raw requests
 
