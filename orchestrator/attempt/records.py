@@ -29,6 +29,7 @@ class AttemptSpec:
     label: str = "adhoc"
     timeout_override_s: float | None = None
     systems_file: Path | None = None
+    model_access: Path | None = None  # orchestrator/model_access.py; needed by systems that call a model
 
 
 def new_attempt_id(spec: AttemptSpec) -> str:
@@ -99,7 +100,9 @@ class TurnRecord(_Record):
     advance_s: float = 0.0
     start_overhead_s: float = 0.0
     cleanup_s: float = 0.0
-    usage: dict[str, Any] = Field(default_factory=dict)
+    usage: dict[str, Any] = Field(default_factory=dict)  # the gateway's figures when the system calls a model
+    agent_usage: dict[str, Any] | None = None  # what a model-calling agent reported itself (cross-check)
+    budget_exhausted: bool = False  # the gateway refused a call of this turn: a budget cap was reached
 
     def facts(self) -> TurnFacts:
         """The input of `errors.classify_turns`."""

@@ -46,6 +46,7 @@ class Resolved:
     faults: str | None
     meta: dict[str, Any]
     turns: tuple[TurnScript, ...]
+    system: S.SystemSpec | None = None  # the command system (None for a scripted policy)
 
 
 def resolve(spec: AttemptSpec, task: TaskInput, scenario: ScenarioInput,
@@ -67,12 +68,15 @@ def resolve(spec: AttemptSpec, task: TaskInput, scenario: ScenarioInput,
 
         return Resolved(policy_json, mounts, None, faults, meta, turns)
 
-    if spec.systems_file is None:
+    builtin = S.builtin_system(cell.system)
+    if spec.systems_file is None and builtin is None:
         raise ConfigError(f"system {cell.system!r} is not a scripted policy; give --systems FILE to declare it")
     try:
-        systems = S.load_systems(spec.systems_file)
+        systems = S.load_systems(spec.systems_file) if spec.systems_file is not None else {}
     except S.SystemsFileError as exc:
         raise ConfigError(str(exc)) from exc
+    if builtin is not None:
+        systems[cell.system] = builtin  # claude-code, codex (a systems file cannot shadow them)
     if cell.system not in systems:
         known = ", ".join(sorted(systems)) or "none"
         raise ConfigError(f"system {cell.system!r} is not in {spec.systems_file} (known: {known})")
@@ -87,7 +91,7 @@ def resolve(spec: AttemptSpec, task: TaskInput, scenario: ScenarioInput,
     def command_json(_policy_path: str | None) -> dict[str, Any]:
         return system.system_json(host_env)
 
-    return Resolved(command_json, mounts, system.image, faults, meta, turns)
+    return Resolved(command_json, mounts, system.image, faults, meta, turns, system)
 
 
 def _faults(spec: AttemptSpec, task: TaskInput) -> str | None:
