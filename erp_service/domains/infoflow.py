@@ -185,10 +185,10 @@ def visibility(conn, recipient: str, data_class: str, owner: str, day: str) -> b
                           .order_by(data_access.c.id)).mappings():
         if g["grantee_kind"] == "role" and g["role_id"] in roles:
             return True
-        if g["grantee_kind"] == "user" and g["user_id"] == who:
-            if (g["valid_from"] or "") <= day <= (g["valid_to"] or "9999-12-31") and \
-                    (g["record_id"] is None or str(g["record_id"]) == owner):
-                return True
+        if g["grantee_kind"] == "user" and g["user_id"] == who \
+                and (g["valid_from"] or "") <= day <= (g["valid_to"] or "9999-12-31") \
+                and (g["record_id"] is None or str(g["record_id"]) == owner):
+            return True
         if g["grantee_kind"] == "owner" and who == owner:
             return True
     return False

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import Column, Float, Integer, String, Table, Text, func, select
 
 from ..http.api import Api, Envelope, In, Page, page_params, read_api, write_api
+from ..kernel.dates import IsoDate
 from ..kernel.errors import invalid, not_found, refused
 from ..kernel.listing import PageRequest, paginate
 from ..kernel.money import Quantity, from_cents, q4
@@ -431,7 +432,7 @@ class OnHandParams(AsOfParams):
 
 
 class UsageParams(ReportParams):
-    as_of: dt.date | None = None
+    as_of: IsoDate | None = None
     months: int = Field(6, ge=1, le=24)
     item_id: str | None = None
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import datetime as dt
 import hashlib
 
 from fastapi import APIRouter, Depends
@@ -25,6 +24,7 @@ from pydantic import BaseModel, Field, model_validator
 from sqlalchemy import Column, Integer, String, Table, Text, delete, select
 
 from ..http.api import Api, Envelope, In, Page, page_params, read_api, write_api
+from ..kernel.dates import IsoDate
 from ..kernel.errors import Problem, invalid, refused
 from ..kernel.listing import PageRequest, paginate
 from ..kernel.money import Amount, from_cents, to_cents
@@ -119,7 +119,7 @@ class JournalLineIn(In):
 
 
 class JournalEntryIn(In):
-    entry_date: dt.date
+    entry_date: IsoDate
     memo: str = Field(min_length=1, max_length=2000)
     lines: list[JournalLineIn] = Field(min_length=2, max_length=200)
 

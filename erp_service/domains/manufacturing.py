@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import Column, Float, Integer, String, Table, Text, func, select
 
 from ..http.api import Api, Envelope, In, Page, page_params, read_api, write_api
+from ..kernel.dates import IsoDate
 from ..kernel.errors import invalid, refused
 from ..kernel.listing import PageRequest, paginate
 from ..kernel.money import Quantity, from_cents, q4
@@ -89,8 +90,8 @@ class WorkOrderIn(In):
 
     item_id: str
     qty: Quantity = Field(gt=0)
-    due_date: dt.date
-    start_date: dt.date | None = None
+    due_date: IsoDate
+    start_date: IsoDate | None = None
     warehouse_id: str | None = None
     location_id: str | None = None
     note: str | None = Field(None, max_length=2000)
@@ -118,7 +119,7 @@ class CompleteIn(In):
     qty: Quantity = Field(gt=0)
     location_id: str | None = None
     lot_no: str | None = Field(None, max_length=100)
-    expiry: dt.date | None = None
+    expiry: IsoDate | None = None
 
 
 class WoNoteIn(In):

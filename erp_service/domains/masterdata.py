@@ -6,7 +6,6 @@ can change (PATCH /items/{id}). Vendors and their bank accounts live in `vendors
 """
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from fastapi import APIRouter, Depends
@@ -14,6 +13,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import Column, Float, Integer, String, Table, Text, UniqueConstraint, or_, select
 
 from ..http.api import Api, Envelope, In, Page, page_params, read_api, write_api
+from ..kernel.dates import IsoDate
 from ..kernel.errors import invalid, not_found
 from ..kernel.listing import PageRequest, paginate
 from ..kernel.money import Quantity, q4
@@ -390,7 +390,8 @@ class LotOut(BaseModel):
 router = APIRouter(tags=["master data"])
 
 
-@router.get("/items", response_model=Envelope[Page[ItemOut]], summary="List items (filters: type, category, preferred_vendor, planner, q)")
+@router.get("/items", response_model=Envelope[Page[ItemOut]],
+            summary="List items (filters: type, category, preferred_vendor, planner, q)")
 def list_items(type: str | None = None, category: str | None = None, preferred_vendor: str | None = None,
                planner: str | None = None, q: str | None = None, page: PageRequest = Depends(page_params),
                api: Api = Depends(read_api)):
@@ -411,14 +412,15 @@ def get_item_route(item_id: str, api: Api = Depends(read_api)):
 
 
 @router.patch("/items/{item_id}", operation_id="item.update", response_model=Envelope[ItemDetail],
-              summary="Change an item's planning fields (lead time, safety stock, MOQ, order multiple, preferred vendor, planner)")
+              summary="Change an item's planning fields (lead time, safety stock, MOQ, order multiple, "
+                      "preferred vendor, planner)")
 def patch_item(item_id: str, body: ItemPatch, api: Api = Depends(write_api)):
     return api.write(lambda tx: update_item(tx, item_id, body))
 
 
 @router.get("/boms/{item_id}", response_model=Envelope[BomOut],
             summary="Bill of materials of an item in effect on a date, exploded per unit")
-def get_bom(item_id: str, date: dt.date | None = None, api: Api = Depends(read_api)):
+def get_bom(item_id: str, date: IsoDate | None = None, api: Api = Depends(read_api)):
     def fn(tx: Tx):
         get_item(tx, item_id)
         on = date.isoformat() if date else tx.business_date

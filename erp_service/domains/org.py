@@ -9,6 +9,7 @@ from pydantic import BaseModel
 from sqlalchemy import Column, Integer, String, Table, Text, select
 
 from ..http.api import Api, Envelope, Page, page_params, read_api
+from ..kernel.dates import IsoDate
 from ..kernel.identity import user_roles, users
 from ..kernel.listing import PageRequest, paginate
 from ..kernel.money import from_cents
@@ -198,7 +199,7 @@ def list_departments(page: PageRequest = Depends(page_params), api: Api = Depend
 
 
 @router.get("/calendar", response_model=Envelope[Page[CalendarDay]], summary="Non-working days (weekends implicit)")
-def list_calendar(date_from: dt.date | None = None, date_to: dt.date | None = None,
+def list_calendar(date_from: IsoDate | None = None, date_to: IsoDate | None = None,
                   page: PageRequest = Depends(page_params), api: Api = Depends(read_api)):
     def fn(tx: Tx):
         stmt = select(calendar).order_by(calendar.c.day)

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import Column, Float, Integer, String, Table, Text, select
 
 from ..http.api import Api, Envelope, In, Page, page_params, read_api, write_api
+from ..kernel.dates import IsoDate
 from ..kernel.errors import invalid, refused
 from ..kernel.listing import PageRequest, paginate
 from ..kernel.money import Quantity, q4
@@ -89,7 +90,7 @@ class ReleaseIn(In):
     """Override a suggestion's quantity, date or vendor when releasing it."""
 
     qty: Quantity | None = Field(None, gt=0)
-    due_date: dt.date | None = None
+    due_date: IsoDate | None = None
     vendor_id: str | None = None
 
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import Column, Float, Integer, String, Table, Text, func, select
 
 from ..http.api import Api, Envelope, In, Page, page_params, read_api, write_api
+from ..kernel.dates import IsoDate
 from ..kernel.errors import Problem, invalid, not_found, refused
 from ..kernel.listing import PageRequest, paginate
 from ..kernel.money import Quantity, from_cents, q4
@@ -80,7 +81,7 @@ class ReceiptLineIn(In):
     item_id: str | None = Field(None, description="The item actually received when it differs from the PO line "
                                                   "(a substitution)")
     lot_no: str | None = Field(None, max_length=100)
-    expiry: dt.date | None = None
+    expiry: IsoDate | None = None
     location_id: str | None = None
 
 
@@ -376,7 +377,7 @@ router = APIRouter(tags=["receiving"])
 @router.get("/receipts", response_model=Envelope[Page[ReceiptOut]],
             summary="List receipts (filters: po_id, vendor_id, status, received_on)")
 def list_receipts(po_id: str | None = None, vendor_id: str | None = None, status: str | None = None,
-                  received_on: dt.date | None = None, page: PageRequest = Depends(page_params),
+                  received_on: IsoDate | None = None, page: PageRequest = Depends(page_params),
                   api: Api = Depends(read_api)):
     return api.read(lambda tx: paginate(tx, select(receipts).order_by(receipts.c.id), page, po_id=po_id,
                                         vendor_id=vendor_id, status=status,

@@ -3,7 +3,7 @@
     from .reports import register_report
 
     class GrniParams(ReportParams):
-        as_of: dt.date | None = None
+        as_of: IsoDate | None = None
 
     register_report("grni", grni_report, GrniParams, title="Goods received not invoiced")
 
@@ -15,7 +15,6 @@ registered by `payables`, cash-position by `banking`.
 """
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from sqlalchemy import func, select
 
 from ..http.api import Api, Envelope, read_api
+from ..kernel.dates import IsoDate
 from ..kernel.errors import invalid, not_found
 from ..kernel.money import from_cents
 from ..kernel.tx import Tx
@@ -40,7 +40,7 @@ class ReportParams(BaseModel):
 class AsOfParams(ReportParams):
     """The common parameter: the date the report is taken at (default: the business date)."""
 
-    as_of: dt.date | None = None
+    as_of: IsoDate | None = None
 
 
 ReportFn = Callable[[Tx, Any], dict]
@@ -81,7 +81,7 @@ def run_report(tx: Tx, report_id: str, query: dict[str, Any]) -> dict:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or "query"
-        raise invalid(f"{where}: {first.get('msg', 'invalid value')}.")
+        raise invalid(f"{where}: {first.get('msg', 'invalid value')}.") from None
     data = report.fn(tx, params)
     return {"report": report_id, "title": report.title,
             "params": params.model_dump(mode="json", exclude_none=True), **data}

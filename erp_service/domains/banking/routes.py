@@ -1,13 +1,12 @@
 """Banking's routes: bank accounts and statement lines (read only)."""
 from __future__ import annotations
 
-import datetime as dt
-
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel
 from sqlalchemy import select
 
 from ...http.api import Api, Envelope, Page, page_params, read_api
+from ...kernel.dates import IsoDate
 from ...kernel.listing import PageRequest, paginate
 from ...kernel.money import from_cents
 from ...kernel.tx import Tx
@@ -49,8 +48,8 @@ def list_bank_accounts(page: PageRequest = Depends(page_params), api: Api = Depe
 
 @router.get("/bank-statement-lines", response_model=Envelope[Page[StatementLineOut]],
             summary="Bank statement lines (filters: bank_account, kind, date_from, date_to)")
-def list_statement_lines(bank_account: str | None = None, kind: str | None = None, date_from: dt.date | None = None,
-                         date_to: dt.date | None = None, page: PageRequest = Depends(page_params),
+def list_statement_lines(bank_account: str | None = None, kind: str | None = None, date_from: IsoDate | None = None,
+                         date_to: IsoDate | None = None, page: PageRequest = Depends(page_params),
                          api: Api = Depends(read_api)):
     def render(r: dict) -> dict:
         return {**{k: v for k, v in r.items() if k != "amount_cents"}, "amount": from_cents(r["amount_cents"])}

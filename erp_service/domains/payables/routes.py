@@ -1,13 +1,12 @@
 """Payables' routes and response models."""
 from __future__ import annotations
 
-import datetime as dt
-
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel
 from sqlalchemy import select
 
 from ...http.api import Api, Envelope, Page, page_params, read_api, write_api
+from ...kernel.dates import IsoDate
 from ...kernel.listing import PageRequest, paginate
 from ...kernel.tx import Tx
 from .service import (
@@ -127,7 +126,7 @@ router = APIRouter(tags=["payables"])
 @router.get("/ap-invoices", response_model=Envelope[Page[InvoiceOut]],
             summary="List AP invoices (filters: status, vendor, invoice_no, po, due_before)")
 def list_invoices(status: str | None = None, vendor: str | None = None, invoice_no: str | None = None,
-                  po: str | None = None, due_before: dt.date | None = None,
+                  po: str | None = None, due_before: IsoDate | None = None,
                   page: PageRequest = Depends(page_params), api: Api = Depends(read_api)):
     def fn(tx: Tx):
         stmt = select(ap_invoices).order_by(ap_invoices.c.id)

@@ -17,6 +17,7 @@ from sqlalchemy import func, select
 from sqlalchemy import update as sa_update
 
 from ...http.api import In
+from ...kernel.dates import IsoDate
 from ...kernel.errors import Problem, invalid, refused
 from ...kernel.money import Amount, Quantity, from_cents, q4, to_cents
 from ...kernel.tx import Tx
@@ -77,7 +78,7 @@ class InvoiceIn(In):
 
     vendor: str
     invoice_no: str = Field(min_length=1, max_length=60)
-    invoice_date: dt.date
+    invoice_date: IsoDate
     po: str | None = None
     terms: str | None = Field(None, description="Defaults to the vendor's terms.")
     source_ref: str | None = Field(None, max_length=100)

@@ -4,12 +4,11 @@ release. Release posts, per payment: AP debit per invoice (cash + discount), cas
 purchase-discount credit."""
 from __future__ import annotations
 
-import datetime as dt
-
 from pydantic import Field
 from sqlalchemy import delete, func, select
 
 from ...http.api import In
+from ...kernel.dates import IsoDate
 from ...kernel.errors import invalid, refused
 from ...kernel.money import Amount, from_cents, to_cents
 from ...kernel.tx import Tx
@@ -27,7 +26,7 @@ from .views import run_detail
 class RunIn(In):
     """A new draft run."""
 
-    pay_date: dt.date
+    pay_date: IsoDate
     bank_account: str = Field("OPER", description="Company bank account id (GET /bank-accounts).")
     memo: str | None = Field(None, max_length=2000)
 

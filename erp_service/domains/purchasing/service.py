@@ -3,7 +3,6 @@ orders, acknowledgements and vendor requests. Hard controls raise 409 problems; 
 commits (the pipeline owns the transaction)."""
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Literal
@@ -12,6 +11,7 @@ from pydantic import Field
 from sqlalchemy import select
 
 from ...http.api import In
+from ...kernel.dates import IsoDate
 from ...kernel.errors import forbidden, invalid, not_found, refused
 from ...kernel.identity import load_actor, users
 from ...kernel.money import Quantity, from_cents, q4
@@ -76,14 +76,14 @@ class ReqLineIn(In):
     unit_price: Quantity | None = Field(None, ge=0, description="Estimated unit price; defaults to standard cost")
     vendor_id: str | None = None
     account_id: str | None = None
-    need_by: dt.date | None = None
+    need_by: IsoDate | None = None
 
 
 class RequisitionIn(In):
     """A new requisition (draft)."""
 
     department_id: str | None = None
-    need_by: dt.date | None = None
+    need_by: IsoDate | None = None
     note: str | None = Field(None, max_length=4000)
     lines: list[ReqLineIn] = Field(min_length=1, max_length=200)
 
@@ -310,7 +310,7 @@ class POLineIn(In):
     qty: Quantity | None = Field(None, gt=0, description="Defaults to the requisition line's quantity")
     unit_price: Quantity | None = Field(None, ge=0, description="Defaults to the agreement price at the highest "
                                                                 "quantity break reached")
-    need_by: dt.date | None = None
+    need_by: IsoDate | None = None
     account_id: str | None = None
     requisition_id: str | None = None
     requisition_line: int | None = None
@@ -325,7 +325,7 @@ class PurchaseOrderIn(In):
 
     vendor_id: str
     warehouse_id: str | None = None
-    need_by: dt.date | None = None
+    need_by: IsoDate | None = None
     note: str | None = Field(None, max_length=4000)
     requisition_id: str | None = Field(None, description="Convert every open line of this approved requisition")
     lines: list[POLineIn] = Field(default_factory=list, max_length=200)
@@ -336,7 +336,7 @@ class POLinePatch(In):
 
     qty: Quantity | None = Field(None, gt=0)
     unit_price: Quantity | None = Field(None, ge=0)
-    need_by: dt.date | None = None
+    need_by: IsoDate | None = None
     description: str | None = Field(None, max_length=500)
 
 
@@ -345,7 +345,7 @@ class AckLineIn(In):
 
     line_no: int
     decision: str = Field("accepted", description="accepted | rejected | changed")
-    confirmed_date: dt.date | None = None
+    confirmed_date: IsoDate | None = None
     unit_price: Quantity | None = Field(None, ge=0)
     note: str | None = Field(None, max_length=2000)
 
@@ -353,7 +353,7 @@ class AckLineIn(In):
 class AcknowledgementIn(In):
     """A vendor's order acknowledgement."""
 
-    confirmed_date: dt.date | None = None
+    confirmed_date: IsoDate | None = None
     price_notice: str | None = Field(None, max_length=2000)
     lines: list[AckLineIn] = Field(default_factory=list)
     note: str | None = Field(None, max_length=2000)
@@ -719,7 +719,7 @@ class VendorRequestIn(In):
     po_line: int | None = None
     ap_invoice_id: str | None = None
     invoice_no: str | None = Field(None, max_length=100)
-    requested_date: dt.date | None = None
+    requested_date: IsoDate | None = None
     reason: str | None = Field(None, max_length=100)
     note: str | None = Field(None, max_length=4000)
 
@@ -728,7 +728,7 @@ class VendorAnswerIn(In):
     """The vendor's answer to a request."""
 
     decision: str = Field(description="accepted | refused")
-    answer_date: dt.date | None = None
+    answer_date: IsoDate | None = None
     credit_amount: Quantity | None = Field(None, ge=0)
     credit_memo_no: str | None = Field(None, max_length=100)
     note: str | None = Field(None, max_length=4000)

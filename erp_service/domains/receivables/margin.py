@@ -2,11 +2,11 @@
 margin, by customer and item (here because it reads AR invoices, which sit above sales)."""
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from sqlalchemy import func, select
 
+from ...kernel.dates import IsoDate
 from ...kernel.money import from_cents, q4
 from ...kernel.tx import Tx
 from ..reports import ReportParams, register_report
@@ -43,8 +43,8 @@ def sales_margin(tx: Tx, params: Any) -> dict:
 class SalesMarginParams(ReportParams):
     """sales-margin: a date range, optionally one customer."""
 
-    date_from: dt.date | None = None
-    date_to: dt.date | None = None
+    date_from: IsoDate | None = None
+    date_to: IsoDate | None = None
     customer_id: str | None = None
 
 

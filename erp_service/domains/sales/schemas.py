@@ -1,12 +1,12 @@
 """Sales' request bodies."""
 from __future__ import annotations
 
-import datetime as dt
 from typing import Literal
 
 from pydantic import Field
 
 from ...http.api import In
+from ...kernel.dates import IsoDate
 from ...kernel.money import Amount, Quantity
 
 
@@ -26,7 +26,7 @@ class SalesOrderIn(In):
     customer_id: str = Field(..., min_length=1)
     lines: list[SoLineIn] = Field(..., min_length=1, max_length=200)
     ship_to_id: str | None = None
-    requested_date: dt.date | None = None
+    requested_date: IsoDate | None = None
     customer_po: str | None = Field(None, max_length=100)
     warehouse_id: str | None = None
     note: str | None = Field(None, max_length=2000)
