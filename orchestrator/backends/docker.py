@@ -39,6 +39,7 @@ from orchestrator.archives import Entry, build_tar, safe_extract, stream_file, t
 from orchestrator.backends.base import AttemptContext, Backend, Sandbox, TurnLaunch, TurnRun
 from orchestrator.backends.docker_limits import limit_client, process_limiter
 from orchestrator.backends.services import ServiceEndpoints, ServiceSpec, ServiceSpecError
+from orchestrator.cancel_watch import CancelWatch
 from orchestrator.config import RuntimeConfig
 from orchestrator.errors import (
     ContainerStartError,
@@ -50,6 +51,9 @@ from orchestrator.errors import (
 from orchestrator.integrity import ServiceDeath
 from orchestrator.reaper import reap
 from orchestrator.volume_quota import start_keeper, tmpfs_volume_options
+
+# A cancelled turn gets this long (s) between SIGTERM and SIGKILL (a budget's end gets kill_grace_s).
+CANCEL_GRACE_S = 2
 
 log = logging.getLogger(__name__)
 
@@ -548,7 +552,10 @@ class DockerSandbox(Sandbox):
         follower.start()
         timed_out = False
         try:
-            container.wait(timeout=turn.budget_s + cfg.turn_hard_grace_s)
+            # A cancel (a campaign stopping) stops the turn at once instead of at its budget:
+            # SIGTERM to docker-init, SIGKILL after a short grace; the wait then returns.
+            with CancelWatch(turn.cancel, lambda: container.stop(timeout=CANCEL_GRACE_S)):
+                container.wait(timeout=turn.budget_s + cfg.turn_hard_grace_s)
         except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
             timed_out = True
         except docker.errors.DockerException as exc:
