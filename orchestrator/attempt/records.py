@@ -177,7 +177,7 @@ class ResultRecord(_Record):
     writes: dict[str, Any] = Field(default_factory=dict)
     fault_metrics: dict[str, Any] | None = None
     turns: list[TurnRecord] = Field(default_factory=list)
-    usage: dict[str, float] = Field(default_factory=dict)
+    usage: dict[str, Any] = Field(default_factory=dict)  # the gateway's figures for a model-calling system
     timings: dict[str, float] = Field(default_factory=dict)
     hashes: Hashes = Field(default_factory=Hashes)
     streams: dict[str, Any] = Field(default_factory=dict)

@@ -65,6 +65,7 @@ from orchestrator.errors import (
 from orchestrator.grading import grade_attempt
 from orchestrator.hashing import file_sha256, workspace_sha256
 from orchestrator.integrity import AgentCausedError, ServiceDeath, TurnState, memory_note
+from orchestrator.model_run import ModelRun, agent_image, open_for_attempt
 from orchestrator.mount_check import runtime_places
 from orchestrator.paths import AttemptPaths
 from orchestrator.services.erp import ERP, ErpEndpoints, ErpLaunch, erp_service
@@ -152,7 +153,8 @@ class AttemptRun:
         self.erp: ErpEndpoints | None = None
         # What the record is built from, whatever happened.
         self.turn_records: list[TurnRecord] = []
-        self.usage: dict[str, float] = {}
+        self.usage: dict[str, Any] = {}
+        self.model: ModelRun | None = None  # the model gateway, for a system that calls a model
         self.grade_report: Any = None
         self.grade_note: str | None = None
         self.hashes = Hashes()
@@ -267,6 +269,7 @@ class AttemptRun:
             )
             self.streamer.start()
             sandbox.seed_workspace(Path(self.scenario.handbook_dir))
+            self.model = open_for_attempt(self)  # the fake provider (if any) and the gateway
 
     def run_turns(self) -> None:
         """Every scripted turn, in order."""
@@ -294,6 +297,8 @@ class AttemptRun:
             "context.json": (json.dumps(context, indent=1, sort_keys=True) + "\n").encode(),
         }
         env = {"ERP_URL": erp.agent_url, "ERP_TOKEN": str(meta["agent_token"]), "TURN_BUDGET_S": f"{budget:g}"}
+        if self.model is not None:
+            env.update(self.model.before_turn(turn.n))  # the gateway's URL, the virtual key, the model
         launch = TurnLaunch(
             n=turn.n,
             files=files,
@@ -302,7 +307,7 @@ class AttemptRun:
             host_turn_dir=paths.turn_dir(turn.n),
             log_path=paths.turn_log(turn.n),
             mounts=resolved.mounts,
-            image=resolved.image,
+            image=agent_image(self),
             cancel=self.cancel,  # the backend stops the turn within seconds of a cancel
         )
         turn_wall_start = time.time()
@@ -318,9 +323,14 @@ class AttemptRun:
         out = paths.turn_dir(turn.n) / "out"
         usage = read_json_object(out / "usage.json")
         reported = read_json_object(out / "turn.json")
-        for k, v in usage.items():
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                self.usage[k] = self.usage.get(k, 0) + v
+        agent_usage, gateway_usage = None, None
+        if self.model is not None:  # the gateway's figures, not what the agent says about itself
+            agent_usage, gateway_usage = usage, self.model.after_turn(turn.n)
+            usage = gateway_usage
+        else:
+            for k, v in usage.items():
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    self.usage[k] = self.usage.get(k, 0) + v
         traceback_file = out / "traceback.txt"
         record = TurnRecord(
             n=turn.n,
@@ -342,6 +352,8 @@ class AttemptRun:
             start_overhead_s=round(run.start_overhead_s, 3),
             cleanup_s=round(run.cleanup_s, 3),
             usage=usage,
+            agent_usage=agent_usage,
+            budget_exhausted=bool(gateway_usage and gateway_usage.get("budget_exhausted")),
         )
         self.turn_records.append(record)
         with open(paths.turns_jsonl, "a", encoding="utf-8") as fh:
@@ -354,6 +366,8 @@ class AttemptRun:
                 raise AgentCausedError(erp_death.reason(turn.n), phase=Phase.TURN,
                                        post_mortems=erp_failure.post_mortems) from erp_failure
             raise erp_failure
+        if gateway_usage is not None:
+            ModelRun.check_outage(gateway_usage, turn.n)  # the provider's failure is never the agent's
 
     def freeze(self) -> None:
         """The grading date, a final flush and drain, the snapshot, services stopped, workspace out."""
@@ -370,6 +384,8 @@ class AttemptRun:
             }
             control.snapshot(self.paths.final_db, timeout_s=self.config.snapshot_timeout_s)
             _rollback_journal(self.paths.final_db)
+            if self.model is not None:
+                self.usage = self.model.finish()  # the key revoked, the ledger drained
             for name in reversed(sandbox.services()):
                 sandbox.stop_service(name)
             sandbox.copy_workspace(self.paths.workspace)
@@ -436,6 +452,8 @@ class AttemptRun:
                 self.streamer.stop()
             if self.control is not None:
                 self.control.close()
+            if self.model is not None:
+                self.model.close()
             if self.sandbox is not None:
                 try:
                     self.teardown_problems = self.sandbox.close()
