@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from agent_sandbox.systems import is_policy_name
+
 CLEAN = "clean"
-SCRIPTED = ("oracle", "null")
 _NAME = r"[a-z0-9][a-z0-9._-]*"
 _SYSTEM_RE = re.compile(rf"^(?:{_NAME}|neg:{_NAME})$")
 _TASK_RE = re.compile(rf"^{_NAME}$")
@@ -32,13 +33,20 @@ class Cell:
     @property
     def is_policy(self) -> bool:
         """True for scripted policies (run from the task pack's policies.py)."""
-        return self.system in SCRIPTED or self.system.startswith("neg:")
+        return is_policy_name(self.system)
+
+    @property
+    def text(self) -> str:
+        """The canonical cell text, `SYSTEM:TASK[+CONDITION]` (clean is left implicit)."""
+        return str(self)
 
     @property
     def slug(self) -> str:
         """A folder and engine-object friendly name: `null__payment-run[__lost-writes]`."""
         base = f"{self.system.replace(':', '-')}__{self.task}"
-        return base if self.condition == CLEAN else f"{base}__{self.condition.replace(',', '_').replace('=', '-').replace('@', '-')}"
+        if self.condition == CLEAN:
+            return base
+        return f"{base}__{self.condition.replace(',', '_').replace('=', '-').replace('@', '-')}"
 
     def __str__(self) -> str:
         text = f"{self.system}:{self.task}"

@@ -27,8 +27,8 @@ from orchestrator.campaign.identity import (
 )
 from orchestrator.campaign.ledger import LEDGER_FILE, build_ledger, build_line, ledger_text, line_sort_key, write_ledger
 from orchestrator.campaign.provenance import PROVENANCE_FILE, build_provenance
-from orchestrator.campaign.spec import CellRef
 from orchestrator.campaign.summary import SUMMARY_FILE, compute_summary
+from orchestrator.cells import Cell
 
 
 class ExportError(RuntimeError):
@@ -40,7 +40,7 @@ def planned_identities(declaration: dict[str, Any]) -> list[AttemptIdentity]:
     versions = {slug: str(info.get("version")) for slug, info in (declaration.get("tasks") or {}).items()}
     out = []
     for c in declaration["cells"]:
-        cell = CellRef(c["system"], c["task"], c["condition"])
+        cell = Cell(c["system"], c["task"], c["condition"])
         for seed in declaration["seeds"]:
             for rep in range(1, int(declaration["reps"]) + 1):
                 out.append(AttemptIdentity(cell.task, cell.system, cell.condition, seed, rep, versions.get(cell.task, "None")))

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.campaign.spec import CellRef
+from orchestrator.cells import Cell
 
 DECLARATION_FILE = "campaign.json"
 DECLARATION_SCHEMA = 1
@@ -36,7 +36,7 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def cell_dirname(cell: CellRef) -> str:
+def cell_dirname(cell: Cell) -> str:
     """The folder of a cell under the label: the runtime's `Cell.slug` (`null__payment-run`).
 
     Both sides must agree on it, so the runtime's definition is the only one.
@@ -58,9 +58,9 @@ class AttemptIdentity:
     task_version: str
 
     @property
-    def cell(self) -> CellRef:
+    def cell(self) -> Cell:
         """The attempt's cell."""
-        return CellRef(self.system, self.task, self.condition)
+        return Cell(self.system, self.task, self.condition)
 
     @property
     def attempt_id(self) -> str:
@@ -117,7 +117,7 @@ def is_finished(folder: Path) -> bool:
     return result is not None and result.get("outcome") in FINAL_OUTCOMES
 
 
-def plan_attempts(cells: list[CellRef], seeds: list[int], reps: int, task_versions: dict[str, str]) -> list[AttemptIdentity]:
+def plan_attempts(cells: list[Cell], seeds: list[int], reps: int, task_versions: dict[str, str]) -> list[AttemptIdentity]:
     """Every attempt of the campaign, in ledger order."""
     out = [
         AttemptIdentity(c.task, c.system, c.condition, seed, rep, task_versions[c.task])
@@ -138,7 +138,7 @@ class DeclarationChanged(RuntimeError):
 def build_declaration(
     *,
     label: str,
-    cells: list[CellRef],
+    cells: list[Cell],
     seeds: list[int],
     reps: int,
     task_info: dict[str, dict[str, Any]],

@@ -7,7 +7,6 @@ backend/isolation. Verification checks the ledger against it.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import platform
 import subprocess
@@ -15,22 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.campaign.identity import canonical_json, sha256_bytes
+from orchestrator.hashing import tree_sha256
 
 PROVENANCE_FILE = "provenance.json"
 REPO_ROOT = Path(__file__).resolve().parents[2]
-_SKIP_PARTS = {"__pycache__", ".pytest_cache"}
-
-
-def tree_sha256(root: Path) -> str:
-    """SHA-256 over a folder's files: sorted relative paths and file contents (caches excluded)."""
-    h = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        rel = path.relative_to(root)
-        if _SKIP_PARTS.intersection(rel.parts) or path.suffix == ".pyc":
-            continue
-        h.update(rel.as_posix().encode() + b"\0")
-        h.update(hashlib.sha256(path.read_bytes()).digest())
-    return h.hexdigest()
+# Task trees are hashed by orchestrator.hashing.tree_sha256 (also importable from here).
+__all__ = ["PROVENANCE_FILE", "build_provenance", "git_commit", "image_digests", "tree_sha256"]
 
 
 def git_commit(repo: Path = REPO_ROOT) -> dict[str, Any]:

@@ -13,14 +13,10 @@ from typing import Any
 
 from orchestrator.campaign.identity import AttemptIdentity, canonical_json, read_result
 from orchestrator.campaign.limits import EngineLimits, LimitedBackend
-from orchestrator.campaign.provenance import tree_sha256
-from orchestrator.campaign.scheduler import AttemptRunner, write_orchestrator_failure
-from orchestrator.campaign.spec import CampaignSpecError, CellRef
-
-
-def is_policy(system: str) -> bool:
-    """Scripted policies live in the task pack (their code is covered by the task tree hash)."""
-    return system in ("oracle", "null") or system.startswith("neg:")
+from orchestrator.campaign.scheduler import AttemptJob, write_orchestrator_failure
+from orchestrator.campaign.spec import CampaignSpecError
+from orchestrator.cells import Cell
+from orchestrator.hashing import tree_sha256
 
 
 def task_info(slugs: list[str]) -> dict[str, dict[str, Any]]:
@@ -43,7 +39,7 @@ def task_info(slugs: list[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def check_policies(cells: list[CellRef]) -> None:
+def check_policies(cells: list[Cell]) -> None:
     """Refuse negative controls a task does not declare (before anything starts).
 
     A control is declared in the task's `negative_controls`, or in the `negative_controls` of the
@@ -68,16 +64,16 @@ def check_policies(cells: list[CellRef]) -> None:
             )
 
 
-def systems_identity(cells: list[CellRef], systems_file: str | None) -> dict[str, Any]:
+def systems_identity(cells: list[Cell], systems_file: str | None) -> dict[str, Any]:
     """What each system of the campaign is: a policy, or the hash of its command definition.
 
     A changed definition of a command system used by the campaign makes it a different campaign;
     other entries of the systems file do not matter.
     """
     out: dict[str, Any] = {}
-    commands = sorted({c.system for c in cells if not is_policy(c.system)})
+    commands = sorted({c.system for c in cells if not c.is_policy})
     for c in cells:
-        if is_policy(c.system):
+        if c.is_policy:  # scripted policies live in the task pack (covered by the task tree hash)
             out[c.system] = {"kind": "policy"}
     if not commands:
         return out
@@ -111,11 +107,11 @@ class FatalCampaignError(RuntimeError):
     """Bad input found by the runtime before an attempt started: stop the campaign, don't retry."""
 
 
-def make_backend(name: str, config: Any, limits: EngineLimits) -> Any:
+def limited_backend(name: str, config: Any, limits: EngineLimits) -> Any:
     """The runtime's backend by name (`docker` or `local`), wrapped in the campaign's limits."""
-    from orchestrator.backends import make_backend as runtime_backend
+    from orchestrator.backends import make_backend
 
-    return LimitedBackend(runtime_backend(name, config), limits)
+    return LimitedBackend(make_backend(name, config), limits)
 
 
 def prepare_backend(backend: Any) -> None:
@@ -157,14 +153,13 @@ def make_runner(
     config: Any = None,
     scenarios: ScenarioCache | None = None,
     extra: dict[str, Any] | None = None,
-) -> AttemptRunner:
-    """An `AttemptRunner` that runs attempts through `orchestrator.attempt.run_attempt`.
+) -> AttemptJob:
+    """An `AttemptJob` that runs attempts through `orchestrator.attempt.run_attempt`.
 
     `extra` holds further keyword arguments of `run_attempt` (e.g. `task=` and `grade=` for a
     test scenario that has no task pack).
     """
     from orchestrator.attempt import AttemptSpec, run_attempt
-    from orchestrator.cells import Cell
     from orchestrator.errors import ConfigError, TaskError
     from orchestrator.inputs import load_task_pack
     from orchestrator.scenarios import ScenarioError

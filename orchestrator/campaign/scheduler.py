@@ -27,7 +27,7 @@ from typing import Any, Protocol
 from orchestrator.campaign.identity import AttemptIdentity, attempt_dir, is_finished, read_result, retry_dirs
 
 
-class AttemptRunner(Protocol):
+class AttemptJob(Protocol):
     """Runs one attempt into `folder` and returns its result (the content of result.json)."""
 
     def __call__(self, ident: AttemptIdentity, folder: Path, cancel: threading.Event) -> dict[str, Any]: ...
@@ -121,7 +121,7 @@ class Scheduler:
         *,
         runs_root: Path,
         label: str,
-        runner: AttemptRunner,
+        runner: AttemptJob,
         concurrency: int,
         infra_retries: int,
         on_event: Callable[[AttemptEvent], None] | None = None,

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from orchestrator.campaign import metrics as m
-from orchestrator.campaign.spec import CLEAN
+from orchestrator.cells import CLEAN
 
 SUMMARY_FILE = "summary.json"
 SUMMARY_SCHEMA = 1
@@ -194,7 +194,8 @@ def compute_summary(lines: list[dict[str, Any]], declaration: dict[str, Any]) ->
         systems[key] = agg
     tasks: dict[str, Any] = {}
     for name, c in cells.items():
-        entry = tasks.setdefault(c["task"], {"version": (declaration.get("tasks", {}).get(c["task"]) or {}).get("version"), "cells": {}})
+        version = (declaration.get("tasks", {}).get(c["task"]) or {}).get("version")
+        entry = tasks.setdefault(c["task"], {"version": version, "cells": {}})
         entry["cells"][name] = {
             k: c[k] for k in ("attempts", "scored", "passed", "pass_at_1", "breaches", "infra_errors", "task_errors")
         }
