@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from orchestrator.cells import Cell, CellError, parse_cell
 
 # The README's main job (`orchestrate campaign --label demo`) runs this when no --cells is given.
 DEFAULT_CELLS = ("oracle:payment-run", "null:payment-run")
@@ -25,40 +26,16 @@ MAX_INFRA_RETRIES = 10
 MAX_TURN_BUDGET_S = 86_400.0
 LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
-CLEAN = "clean"
-
-
 class CampaignSpecError(ValueError):
     """A campaign declaration that cannot be run; the message names the field."""
 
 
-@dataclass(frozen=True, order=True)
-class CellRef:
-    """One cell: who acts (`system`), on which task, under which declared condition."""
-
-    system: str
-    task: str
-    condition: str = CLEAN
-
-    @property
-    def text(self) -> str:
-        """The canonical cell text, `SYSTEM:TASK[+CONDITION]` (clean is left implicit)."""
-        base = f"{self.system}:{self.task}"
-        return base if self.condition == CLEAN else f"{base}+{self.condition}"
-
-    def __str__(self) -> str:
-        return self.text
-
-
-def parse_cell_text(text: str) -> CellRef:
-    """Parse `SYSTEM:TASK[+CONDITION]` with the runtime's grammar (`orchestrator.cells`)."""
-    from orchestrator.cells import CellError, parse_cell
-
+def parse_cell_text(text: str) -> Cell:
+    """Parse `SYSTEM:TASK[+CONDITION]` (`orchestrator.cells`); a `CampaignSpecError` naming `cells`."""
     try:
-        cell = parse_cell(text)
+        return parse_cell(text)
     except CellError as exc:
         raise CampaignSpecError(f"cells: {exc}") from None
-    return CellRef(cell.system, cell.task, cell.condition)
 
 
 def check_label(label: str, flag: str = "--label") -> str:
@@ -154,7 +131,7 @@ class CampaignSpec(BaseModel):
         return self
 
     @property
-    def cell_refs(self) -> list[CellRef]:
+    def cell_refs(self) -> list[Cell]:
         """The cells, parsed, in declaration order."""
         return [parse_cell_text(c) for c in self.cells]
 
