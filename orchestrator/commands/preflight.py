@@ -14,14 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.campaign.spec import CLEAN, CampaignSpecError, CellRef, check_label, check_turn_budget
+from orchestrator.campaign.spec import CampaignSpecError, check_label, check_turn_budget
+from orchestrator.cells import CLEAN, Cell
 
 
 @dataclass(frozen=True)
 class CheckedInputs:
     """What the checks found out on the way (both commands need it next)."""
 
-    cells: list[CellRef]
+    cells: list[Cell]
     tasks: dict[str, dict[str, Any]]  # campaign.runtime.task_info
     systems: dict[str, Any]  # campaign.runtime.systems_identity
 
@@ -58,7 +59,7 @@ def lint_gate(slugs: list[str]) -> None:
             )
 
 
-def check_conditions(cells: list[CellRef]) -> None:
+def check_conditions(cells: list[Cell]) -> None:
     """Each condition parses as a fault spec whose names are the task's fault profiles."""
     from erp_service.faults import parse_fault_spec
     from tasks.registry import load_task
@@ -78,22 +79,21 @@ def check_conditions(cells: list[CellRef]) -> None:
             ) from None
 
 
-def check_mount_sources(cells: list[CellRef], systems_file: str | None) -> None:
+def check_mount_sources(cells: list[Cell], systems_file: str | None) -> None:
     """The host paths a command system mounts exist (the runtime would refuse them later)."""
     if systems_file is None:
         return
     from agent_sandbox.systems import load_systems
-    from orchestrator.campaign.runtime import is_policy
 
     defined = load_systems(Path(systems_file))
-    for name in sorted({c.system for c in cells if not is_policy(c.system)}):
+    for name in sorted({c.system for c in cells if not c.is_policy}):
         for mount in getattr(defined[name], "mounts", ()) or ():
             if not Path(mount.source).exists():
                 raise CampaignSpecError(f"systems: {name!r}: mount source {mount.source} does not exist")
 
 
 def check_inputs(
-    cells: list[CellRef], *, systems_file: str | None, label: str, turn_timeout_s: float | None,
+    cells: list[Cell], *, systems_file: str | None, label: str, turn_timeout_s: float | None,
 ) -> CheckedInputs:
     """Run every input check; raise `CampaignSpecError` naming the first bad input."""
     from orchestrator.campaign import runtime
