@@ -78,10 +78,8 @@ def default_label(spec: CampaignSpec) -> str:
 
 
 def _runtime_config(label: str, runs_root: Path | None) -> Any:
-    try:
-        from orchestrator.config import RuntimeConfig
-    except ImportError:
-        return None
+    from orchestrator.config import RuntimeConfig
+
     overrides: dict[str, Any] = {"campaign": label}
     if runs_root is not None:
         overrides["runs_root"] = runs_root
@@ -200,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
         say(console, f"removed {gone} (left by a killed run)")
     limits = EngineLimits.for_concurrency(concurrency)
     try:
-        engine = runtime.make_backend(backend, config, limits)
+        engine = runtime.limited_backend(backend, config, limits)
         say(console, f"backend {backend}: preparing (reap what dead runs left; build missing images)")
         runtime.prepare_backend(engine)
         scenarios = runtime.ScenarioCache()
