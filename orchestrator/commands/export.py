@@ -23,12 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def default_runs_root() -> Path:
     """The runtime's runs root (PB_RUNS_ROOT or runs/ in the repository)."""
-    try:
-        from orchestrator.config import RuntimeConfig
+    from orchestrator.config import RuntimeConfig
 
-        return RuntimeConfig.from_env().runs_root
-    except ImportError:
-        return Path("runs")
+    return RuntimeConfig.from_env().runs_root
 
 
 def run(args: argparse.Namespace) -> int:
