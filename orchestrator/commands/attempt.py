@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     """Check every input, then run the attempt; print outcome, verdict and folder."""
     from orchestrator.attempt import AttemptSpec, run_attempt, sigterm_as_interrupt
     from orchestrator.backends import make_backend
-    from orchestrator.campaign.spec import CampaignSpecError, CellRef
+    from orchestrator.campaign.spec import CampaignSpecError
     from orchestrator.cells import CellError, parse_cell
     from orchestrator.commands.preflight import check_inputs
     from orchestrator.config import RuntimeConfig
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError("--seed must be >= 0 and --rep >= 1")
         systems_file = args.systems.resolve() if args.systems else None
         # The same checks as `campaign` (label, budget, pack + lint, condition, systems).
-        check_inputs([CellRef(cell.system, cell.task, cell.condition)],
+        check_inputs([cell],
                      systems_file=str(systems_file) if systems_file else None,
                      label=args.label, turn_timeout_s=args.timeout)
     except (CellError, ConfigError, CampaignSpecError) as exc:
