@@ -104,16 +104,16 @@ def run_level(concurrency: int, attempts: int, task: str, runs_root: Path, scena
     from orchestrator.campaign.identity import plan_attempts
     from orchestrator.campaign.limits import EngineLimits
     from orchestrator.campaign.scheduler import Scheduler
-    from orchestrator.campaign.spec import CellRef
+    from orchestrator.cells import Cell
     from orchestrator.config import RuntimeConfig
 
     label = f"bench-c{concurrency}-{int(time.time())}"
     config = RuntimeConfig.from_env(campaign=label, runs_root=runs_root)
     limits = EngineLimits.for_concurrency(concurrency)
-    backend = runtime.make_backend("docker", config, limits)
+    backend = runtime.limited_backend("docker", config, limits)
     runtime.prepare_backend(backend)
     version = runtime.task_info([task])[task]["version"]
-    plan = plan_attempts([CellRef("oracle", task)], [0], attempts, {task: version})
+    plan = plan_attempts([Cell("oracle", task)], [0], attempts, {task: version})
     runner = runtime.make_runner(backend=backend, runs_root=runs_root, label=label, turn_timeout_s=None,
                                  systems_file=None, config=config, scenarios=scenarios)
     outcomes: list = []
