@@ -38,7 +38,7 @@ def _scheduler(tmp_path: Path, fake, label: str, concurrency: int = 2, backend_n
     scenario, task = fake
     runs = tmp_path / "runs"
     config = RuntimeConfig.from_env(campaign=label, runs_root=runs, scratch_root=tmp_path / "scratch")
-    backend = runtime.make_backend(backend_name, config, EngineLimits.for_concurrency(concurrency))
+    backend = runtime.limited_backend(backend_name, config, EngineLimits.for_concurrency(concurrency))
     runtime.prepare_backend(backend)
     cache = runtime.ScenarioCache()
     cache.put("fake", None, scenario)
