@@ -27,6 +27,7 @@ from typing import Any
 
 import yaml
 
+from orchestrator.hashing import update_with_tree
 from tasks.packs import REPO_ROOT, TaskPack
 from tasks.registry import load_task
 
@@ -35,7 +36,6 @@ DEFAULT_CACHE = REPO_ROOT / ".cache" / "scenarios"
 # tasks/, i.e. every folder that is not a pack, such as the company generator).
 _SHARED_TREES = ["erp_service", "agent_sandbox"]
 _SHARED_FILES = ["orchestrator/grading/projections.py"]
-_SKIP_DIRS = {"__pycache__", ".pytest_cache", ".mypy_cache"}
 
 
 class ScenarioError(RuntimeError):
@@ -109,25 +109,6 @@ class Scenario:
 # ------------------------------------------------------------------------------------- hashing
 
 
-def _hash_tree(h: hashlib._Hash, base: Path, rel: str) -> None:
-    root = base / rel
-    if root.is_file():
-        h.update(f"F {rel}\n".encode())
-        h.update(root.read_bytes())
-        return
-    if not root.is_dir():
-        h.update(f"- {rel}\n".encode())
-        return
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
-        for fn in sorted(filenames):
-            if fn.endswith((".pyc", ".pyo")) or fn.startswith("."):
-                continue
-            p = Path(dirpath) / fn
-            h.update(f"F {p.relative_to(base).as_posix()}\n".encode())
-            h.update(p.read_bytes())
-
-
 def task_tree_hash(slug: str, *, repo: Path = REPO_ROOT) -> str:
     """SHA-256 over the pack, its parent packs, shared task code and the ERP/agent sources."""
     h = hashlib.sha256(b"scenario-v1\n")
@@ -136,16 +117,16 @@ def task_tree_hash(slug: str, *, repo: Path = REPO_ROOT) -> str:
     while cur is not None and cur not in seen:
         seen.append(cur)
         pack = load_task(cur)
-        _hash_tree(h, pack.dir.parent, pack.dir.name)
+        update_with_tree(h, pack.dir.parent, pack.dir.name)
         cur = pack.variant_of
     code = repo / "tasks"
     for p in sorted(code.iterdir()):
         if p.name.startswith((".", "__pycache__")):
             continue
         if p.is_file() and p.suffix == ".py" or p.is_dir() and not (p / "task.yaml").exists():
-            _hash_tree(h, repo, f"tasks/{p.name}")
+            update_with_tree(h, repo, f"tasks/{p.name}")
     for rel in _SHARED_TREES + _SHARED_FILES:
-        _hash_tree(h, repo, rel)
+        update_with_tree(h, repo, rel)
     return h.hexdigest()
 
 
