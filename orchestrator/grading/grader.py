@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.grading.audit import AuditContext, load_events
-from orchestrator.grading.checks import CHECKS, DETAIL_MAX, CheckContext, Outcome
+from orchestrator.grading.checks import CHECKS, DETAIL_MAX, CheckContext, CheckOutcome
 from orchestrator.grading.fault_metrics import fault_metrics, load_faults
 from orchestrator.grading.projections import Table, connect_ro, read_csv, run_all, write_csvs
 from orchestrator.grading.rules import Finding, get_rule
@@ -196,13 +196,13 @@ def grade_attempt(task, scenario, *, final_db: Path, audit_jsonl: Path | None = 
         for check in task.checks:
             try:
                 resolved = _resolved_check(check, truth_values)
-                outcome: Outcome = CHECKS[check.type](resolved, cctx)
+                outcome: CheckOutcome = CHECKS[check.type](resolved, cctx)
                 err = False
             except Exception as exc:  # a grader error fails the check, never the grader
                 tb = traceback.extract_tb(exc.__traceback__)[-1]
                 msg = f"grader error: {type(exc).__name__}: {exc} ({Path(tb.filename).name}:{tb.lineno})"
                 grader_errors.append(f"{check.name}: {msg}")
-                outcome, err = Outcome(False, msg), True
+                outcome, err = CheckOutcome(False, msg), True
             is_breach = check.type == "audit_forbidden" and not outcome.passed and not err
             res = CheckResult(
                 name=check.name, type=check.type, required=check.required, passed=outcome.passed,
