@@ -91,7 +91,7 @@ class ErpJSONResponse(JSONResponse):
         return json.dumps(content, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
 
 
-def respond(outcome: pipeline.Outcome) -> JSONResponse:
+def respond(outcome: pipeline.RequestOutcome) -> JSONResponse:
     """The JSON envelope for an outcome, with the business date header and replay marker."""
     headers = {"X-Business-Date": outcome.business_date}
     if outcome.replay:

@@ -28,7 +28,7 @@ REQUEST_TEXT_LIMIT = 20_000
 
 
 @dataclass(frozen=True)
-class Outcome:
+class RequestOutcome:
     """What a write or read produced: the data, the HTTP status, and whether it was a replay."""
 
     status: int
@@ -70,14 +70,14 @@ def _audit(conn, actor: Actor | None, *, business_date: str, method: str, path: 
 def write(db: Database, actor: Actor, *, action: str, method: str, path: str, body: Any,
           fn: Callable[[Tx], Any], idem_key: str | None = None, permission: str | None = None,
           object_type: str | None = None, object_id: str | None = None,
-          ok_status: int = 201) -> Outcome:
+          ok_status: int = 201) -> RequestOutcome:
     """Run a state change as `actor`, audited, honouring `Idempotency-Key`.
 
     Raises `Problem` for refusals and invalid input; the refusal is audited and nothing else
     changed (the audit row commits, the service function's work does not).
     """
     problem: Problem | None = None
-    outcome: Outcome | None = None
+    outcome: RequestOutcome | None = None
     with db.transaction() as conn:
         today = get_business_date(conn)
         audit_common = dict(business_date=today, method=method, path=path, action=action,
@@ -94,7 +94,7 @@ def write(db: Database, actor: Actor, *, action: str, method: str, path: str, bo
             _audit(conn, actor, outcome="invalid", status=409, error_code=problem.code, **audit_common)
         elif stored is not None:
             audit_id = _audit(conn, actor, outcome="ok", status=stored["status"], replay=True, **audit_common)
-            outcome = Outcome(stored["status"], _loads(stored["response"]), today, replay=True,
+            outcome = RequestOutcome(stored["status"], _loads(stored["response"]), today, replay=True,
                               audit_id=audit_id)
         else:
             tx = Tx(conn=conn, actor=actor, business_date=today)
@@ -116,7 +116,7 @@ def write(db: Database, actor: Actor, *, action: str, method: str, path: str, bo
                     conn.execute(idempotency.insert().values(
                         user_id=actor.user_id, key=idem_key, fingerprint=fp, status=ok_status,
                         response=canonical_json(data), audit_id=audit_id))
-                outcome = Outcome(ok_status, data, today, audit_id=audit_id)
+                outcome = RequestOutcome(ok_status, data, today, audit_id=audit_id)
     if problem is not None:
         problem.audited = True
         raise problem
@@ -125,7 +125,7 @@ def write(db: Database, actor: Actor, *, action: str, method: str, path: str, bo
 
 
 def read(db: Database, actor: Actor, *, method: str, path: str, query: Any,
-         fn: Callable[[Tx], Any], object_type: str | None = None, object_id: str | None = None) -> Outcome:
+         fn: Callable[[Tx], Any], object_type: str | None = None, object_id: str | None = None) -> RequestOutcome:
     """Run a read as `actor`; it is audited like any request (action ``read``)."""
     problem: Problem | None = None
     with db.transaction() as conn:
@@ -144,7 +144,7 @@ def read(db: Database, actor: Actor, *, method: str, path: str, query: Any,
     if problem is not None:
         problem.audited = True
         raise problem
-    return Outcome(200, data, today, audit_id=audit_id)
+    return RequestOutcome(200, data, today, audit_id=audit_id)
 
 
 def audit_failure(db: Database, actor: Actor | None, *, method: str, path: str, action: str,
