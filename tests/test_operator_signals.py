@@ -105,6 +105,7 @@ def test_one_sigint_during_a_long_turn_stops_within_10s_and_resumes(tmp_path: Pa
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     text = err.decode()
+    print(f"{backend}: one SIGINT during the turn; the campaign ended in {stopped_in:.1f}s")
     assert proc.returncode == 130, text[-3000:]
     assert stopped_in < 10, f"took {stopped_in:.1f}s to stop"
     assert "interrupted" in text and "after 2 retries" not in text, text[-3000:]
