@@ -226,6 +226,9 @@ def ensure_scenario(slug: str, seed: int, *, cache_root: Path | None = None,
         fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be building this very scenario
         if ready():
             return Scenario(slug, int(seed), final, key)
+        from orchestrator.leftovers import remove_stale_builds
+
+        remove_stale_builds(final.parent, final.name)  # we hold the lock: those builders are dead
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{final.name}-", dir=final.parent))
         try:
             if done_marker.exists():
