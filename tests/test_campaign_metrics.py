@@ -109,3 +109,38 @@ def test_summary_never_pools_conditions(tmp_path: Path):
     assert "pass_at_1" not in s["totals"]
     assert s["matrix"] == {"planned": 2, "present": 2, "complete": True}
     assert "nearest rank" in s["conventions"]["p90"] and "excluded" in s["conventions"]["infra_errors"]
+
+
+def test_infra_errors_are_counted_with_their_causes_next_to_the_pass_rate(tmp_path: Path):
+    """The causes of excluded attempts (and of retried tries) are in the summary per cell, ids
+    folded so one cause is counted once however many attempts it ended."""
+    dead = {"phase": "turn", "kind": "infra_error", "exception": "ErpUnhealthy",
+            "message": "service 'erp' died (exit 137) in pb-3f9a2c1d77e0-erp"}
+    engine = {"phase": "open", "kind": "infra_error", "exception": "EngineError", "message": "engine unavailable: 502\nmore"}
+    lines = _lines(tmp_path, [
+        ("oracle", 0, 1, {}),
+        ("oracle", 0, 2, {"outcome": "infra_error", "passed": False, "error": dead}),
+        ("oracle", 0, 3, {"outcome": "infra_error", "passed": False,
+                          "error": {**dead, "message": "service 'erp' died (exit 137) in pb-0011aa22bb33-erp"}}),
+        ("oracle", 1, 1, {"outcome": "infra_error", "passed": False, "error": engine}),
+    ])
+    agg = aggregate(lines, reps=3)
+    assert agg["infra_errors"] == 3 and agg["scored"] == 1 and agg["pass_at_1"] == 1.0
+    assert agg["infra_error_causes"]["excluded"] == [
+        {"cause": "ErpUnhealthy in turn: service 'erp' died (exit 137) in …-erp", "count": 2},
+        {"cause": "EngineError in open: engine unavailable: 502", "count": 1},
+    ]
+    assert agg["infra_error_causes"]["retried"] == []
+    clean = aggregate(lines[:1], reps=3)
+    assert clean["infra_error_causes"] == {"excluded": [], "retried": []}
+
+
+def test_retried_tries_are_counted_with_their_causes(tmp_path: Path):
+    from orchestrator.campaign.summary import infra_causes
+
+    line = {"outcome": "graded", "errors": [], "retries": [
+        {"try": 1, "outcome": "infra_error", "errors": [{"exception": "ContainerStartError", "phase": "open",
+                                                         "message": "agent container of turn 1: 500 Server Error"}]},
+        {"try": 2, "outcome": "interrupted", "errors": []}]}
+    assert infra_causes([line]) == {"excluded": [], "retried": [
+        {"cause": "ContainerStartError in open: agent container of turn 1: 500 Server Error", "count": 1}]}

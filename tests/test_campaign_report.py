@@ -62,3 +62,28 @@ def test_summary_table_renders(tmp_path: Path):
     console.print(summary_table(export_label(tmp_path, "t")))
     out = console.export_text()
     assert "oracle:payment-run" in out and "100%" in out and "1/1" in out
+
+
+def test_infra_errors_and_their_causes_stand_next_to_the_pass_rate(tmp_path: Path, capsys):
+    """A cell with excluded attempts says so beside its pass rate, with the causes, in the HTML
+    report and in the printed summary; a cell without any says every attempt is in the rate."""
+    from rich.console import Console
+
+    decl = declare(tmp_path, "inf", ["oracle:payment-run", "null:payment-run"], [0], 3)
+    dead = {"phase": "turn", "kind": "infra_error", "exception": "ErpUnhealthy", "message": "service 'erp' died (exit 137)"}
+    for ident in planned_identities(decl):
+        broken = ident.system == "oracle" and ident.rep > 1
+        kw = {"outcome": "infra_error", "passed": False, "error": dead} if broken else {"passed": ident.system == "oracle"}
+        write_attempt(tmp_path, "inf", ident, **kw)
+    summary = export_label(tmp_path, "inf")
+    assert summary["cells"]["oracle:payment-run"]["infra_error_causes"]["excluded"] == [
+        {"cause": "ErpUnhealthy in turn: service 'erp' died (exit 137)", "count": 2}]
+    assert main(["report", "inf", "--runs-root", str(tmp_path)]) == 0
+    text = Path(capsys.readouterr().out.strip()).read_text()
+    assert "1/1, 2 infra excluded" in text
+    assert "<b>oracle:payment-run</b>: 2 attempt(s) left out of the rate as infrastructure errors: ErpUnhealthy in turn" in text
+    assert "<b>null:payment-run</b>:" not in text   # nothing excluded there, so nothing said
+    console = Console(record=True, width=240)
+    console.print(summary_table(summary))
+    out = console.export_text()
+    assert "(2 infra excl.)" in out and "infra errors, oracle:payment-run: ErpUnhealthy in turn" in out

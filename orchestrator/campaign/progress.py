@@ -150,7 +150,8 @@ def summary_table(summary: dict[str, Any]) -> Table:
             name,
             str(c["attempts"]),
             str(c["passed"]),
-            f"{pct(c['pass_at_1'])}" + (f" [{pct(ci[0])}-{pct(ci[1])}]" if ci else ""),
+            f"{pct(c['pass_at_1'])}" + (f" [{pct(ci[0])}-{pct(ci[1])}]" if ci else "")
+            + (f" ({c['infra_errors']} infra excl.)" if c.get("infra_errors") else ""),
             f"{pk.get('passed_all', 0)}/{pk.get('instances', 0)}",
             pct(c.get("check_rate")),
             str(c.get("breaches", 0)),
@@ -161,8 +162,11 @@ def summary_table(summary: dict[str, Any]) -> Table:
             "-" if tt.get("median") is None else f"{tt['median']:.1f}/{tt['p90']:.1f}",
         )
     m = summary.get("matrix", {})
+    causes = [f"{name}: " + "; ".join(f"{i['cause']} (x{i['count']})" for i in excluded)
+              for name, c in summary.get("cells", {}).items()
+              if (excluded := (c.get("infra_error_causes") or {}).get("excluded"))]
     table.caption = (
         f"{m.get('present')}/{m.get('planned')} attempts recorded; infra and task errors are excluded from rates; "
-        f"p90 by nearest rank"
+        f"p90 by nearest rank" + ("".join(f"\ninfra errors, {text}" for text in causes))
     )
     return table

@@ -118,6 +118,30 @@ td,th{border:1px solid #ddd;padding:3px 7px;text-align:right}td:first-child,th:f
 """
 
 
+def _causes_text(items: list[dict[str, Any]]) -> str:
+    return "; ".join(f"{_e(i['cause'])} (&times;{i['count']})" for i in items)
+
+
+def infra_note(cells: list[tuple[str, dict[str, Any]]]) -> str:
+    """Under a pass-rate chart: per cell, the attempts left out as infrastructure errors and the
+    retried tries, with their causes, so no reader takes excluded attempts for a clean run."""
+    items = []
+    for name, c in cells:
+        causes = c.get("infra_error_causes") or {}
+        excluded, retried = causes.get("excluded") or [], causes.get("retried") or []
+        if not (c.get("infra_errors") or excluded or retried):
+            continue
+        text = f"<b>{_e(name)}</b>: {c.get('infra_errors', 0)} attempt(s) left out of the rate as infrastructure errors"
+        if excluded:
+            text += f": {_causes_text(excluded)}"
+        if retried:
+            text += f"; retried tries: {_causes_text(retried)}"
+        items.append(f"<li>{text}</li>")
+    if not items:
+        return "<p class='meta'>No infrastructure errors: every attempt of these cells is in the rate.</p>"
+    return "<ul class='warn'>" + "".join(items) + "</ul>"
+
+
 def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any]], provenance: dict[str, Any] | None) -> str:
     """The report's HTML text."""
     cells = summary.get("cells", {})
@@ -145,9 +169,11 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
         rows = []
         for name in entry["cells"]:
             c = cells[name]
-            rows.append((name, c["pass_at_1"], c.get("pass_at_1_wilson95"), f"{c['passed']}/{c['scored']}"))
+            excluded = f", {c['infra_errors']} infra excluded" if c.get("infra_errors") else ""
+            rows.append((name, c["pass_at_1"], c.get("pass_at_1_wilson95"), f"{c['passed']}/{c['scored']}{excluded}"))
         out.append(f"<h3>{_e(task)} (version {_e(entry.get('version'))})</h3>")
         out.append(rate_chart(rows, title=f"pass rate {task}", colour="#5b9f5b"))
+        out.append(infra_note([(name, cells[name]) for name in entry["cells"]]))
 
     out.append("<h2>Per system, across tasks</h2><table><tr><th>system</th><th>tasks</th><th>attempts</th>"
                "<th>pass@1</th><th>95% CI</th><th>pass^k instances</th><th>tasks passed every time</th></tr>")

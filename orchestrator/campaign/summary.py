@@ -10,7 +10,8 @@ Groupings (a condition is part of the cell, so faulted and clean results are nev
 """
 from __future__ import annotations
 
-from collections import defaultdict
+import re
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import Any
 
@@ -30,6 +31,11 @@ CONVENTIONS = {
         "an attempt whose final outcome is infra_error after all retries is excluded from every "
         "denominator (pass@1, check, breach, probe and write rates, turn times) and counted in "
         "infra_errors; agent_error attempts are scored as failures"
+    ),
+    "infra_error_causes": (
+        "per cell and system, the causes of the infra errors left out of the rates (`excluded`) and "
+        "of the earlier tries that were retried (`retried`): exception, phase and first message line, "
+        "ids folded, with counts"
     ),
     "task_errors": (
         "an attempt whose outcome is task_error (the task pack or its scenario is broken) is never "
@@ -68,6 +74,38 @@ def _sum_numbers(items: Iterable[Any]) -> Any:
             elif isinstance(value, dict):
                 total[key] = _sum_numbers([total.get(key, {}), value])
     return {k: (m.rnd(v) if isinstance(v, float) else v) for k, v in sorted(total.items())}
+
+
+#: Ids and numbers that make every message unique (attempt ids, container names, addresses):
+#: folded so that one cause is counted once however many attempts it ended.
+_VOLATILE = re.compile(r"\b(?:pb-)?[0-9a-f]{8,}\b|\b\d+(?:\.\d+)+\b")
+CAUSE_CHARS = 160
+
+
+def error_cause(errors: Any) -> str:
+    """One line naming why an attempt (or a try) failed: the exception (or kind) and the first
+    line of its message, with ids folded, from the `errors` of a ledger line."""
+    first = errors[0] if isinstance(errors, list) and errors and isinstance(errors[0], dict) else {}
+    what = first.get("exception") or first.get("kind") or "unknown"
+    message = str(first.get("message") or "").strip().splitlines()
+    text = _VOLATILE.sub("…", message[0]) if message else "no message recorded"
+    line = f"{what} in {first['phase']}: {text}" if first.get("phase") else f"{what}: {text}"
+    return line if len(line) <= CAUSE_CHARS else line[: CAUSE_CHARS - 1] + "…"
+
+
+def infra_causes(lines: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Why attempts of a group were infrastructure errors: the final outcomes (left out of every
+    rate) and the earlier tries that were retried, each as [{cause, count}], most frequent first."""
+    final: Counter[str] = Counter()
+    retried: Counter[str] = Counter()
+    for ln in lines:
+        if ln.get("outcome") == "infra_error":
+            final[error_cause(ln.get("errors"))] += 1
+        for retry in ln.get("retries") or []:
+            if isinstance(retry, dict) and retry.get("outcome") == "infra_error":
+                retried[error_cause(retry.get("errors"))] += 1
+    return {"excluded": [{"cause": c, "count": k} for c, k in sorted(final.items(), key=lambda x: (-x[1], x[0]))],
+            "retried": [{"cause": c, "count": k} for c, k in sorted(retried.items(), key=lambda x: (-x[1], x[0]))]}
 
 
 def aggregate(lines: list[dict[str, Any]], reps: int) -> dict[str, Any]:
@@ -124,6 +162,8 @@ def aggregate(lines: list[dict[str, Any]], reps: int) -> dict[str, Any]:
         "failed": n - passed,
         "agent_errors": sum(1 for ln in scored if ln.get("outcome") == "agent_error"),
         "infra_errors": len(infra),
+        # Next to the pass rate: what was left out of it, and why (the retried tries too).
+        "infra_error_causes": infra_causes(lines),
         "task_errors": len(task_errors),
         "retries": sum(len(ln.get("retries", [])) for ln in lines),
         "pass_at_1": m.rate(passed, n),
@@ -197,7 +237,8 @@ def compute_summary(lines: list[dict[str, Any]], declaration: dict[str, Any]) ->
         version = (declaration.get("tasks", {}).get(c["task"]) or {}).get("version")
         entry = tasks.setdefault(c["task"], {"version": version, "cells": {}})
         entry["cells"][name] = {
-            k: c[k] for k in ("attempts", "scored", "passed", "pass_at_1", "breaches", "infra_errors", "task_errors")
+            k: c[k] for k in ("attempts", "scored", "passed", "pass_at_1", "breaches", "infra_errors",
+                              "infra_error_causes", "task_errors")
         }
     return {
         "schema": SUMMARY_SCHEMA,
