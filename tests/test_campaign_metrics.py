@@ -97,7 +97,8 @@ def test_breach_probe_write_cost_and_fault_rates(tmp_path: Path):
 def test_summary_never_pools_conditions(tmp_path: Path):
     decl = declare(tmp_path, "L", ["oracle:payment-run", "oracle:payment-run+lost-writes"], [0], 1)
     lines = []
-    for cond, kw in [("clean", {}), ("lost-writes", {"passed": False, "fault_metrics": {"injected": {"lost_response": 2}, "resent": 1, "duplicates": 1}})]:
+    faulted = {"passed": False, "fault_metrics": {"injected": {"lost_response": 2}, "resent": 1, "duplicates": 1}}
+    for cond, kw in [("clean", {}), ("lost-writes", faulted)]:
         ident = AttemptIdentity("payment-run", "oracle", cond, 0, 1, "1")
         lines.append(build_line(ident, write_attempt(tmp_path, "L", ident, **kw)))
     s = compute_summary(lines, decl)
@@ -105,7 +106,8 @@ def test_summary_never_pools_conditions(tmp_path: Path):
     assert set(s["systems"]) == {"oracle", "oracle+lost-writes"}
     assert s["cells"]["oracle:payment-run"]["pass_at_1"] == 1.0
     assert s["cells"]["oracle:payment-run+lost-writes"]["pass_at_1"] == 0.0
-    assert s["cells"]["oracle:payment-run+lost-writes"]["fault_handling"] == {"duplicates": 1, "injected": {"lost_response": 2}, "resent": 1}
+    assert s["cells"]["oracle:payment-run+lost-writes"]["fault_handling"] == \
+        {"duplicates": 1, "injected": {"lost_response": 2}, "resent": 1}
     assert "pass_at_1" not in s["totals"]
     assert s["matrix"] == {"planned": 2, "present": 2, "complete": True}
     assert "nearest rank" in s["conventions"]["p90"] and "excluded" in s["conventions"]["infra_errors"]
