@@ -119,3 +119,79 @@ def test_finished_means_a_final_result(tmp_path: Path):
     assert not is_finished(folder)  # infra errors are tried again on resume
     write_attempt(tmp_path, "L", ident, outcome="agent_error", passed=False)
     assert is_finished(folder)
+
+
+def _fake_repo(root: Path) -> Path:
+    """A checkout-shaped tree: one pack, the company generator, the ERP, the grader, docs."""
+    files = {
+        "tasks/__init__.py": "", "tasks/packs.py": "# models\n",
+        "tasks/payment_run/task.yaml": "id: payment-run\n", "tasks/payment_run/generator.py": "# gen\n",
+        "tasks/northgate/history.py": "# a year of history\n", "tasks/checks/state.py": "# models\n",
+        "erp_service/kernel/db.py": "# db\n", "agent_sandbox/client.py": "# client\n",
+        "orchestrator/grading/grader.py": "# grader\n", "orchestrator/grading/rules/holds.py": "# rule\n",
+        "orchestrator/campaign/ledger.py": "# ledger\n", "docs/notes.md": "notes\n", "README.md": "readme\n",
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+@pytest.mark.parametrize(("changed", "says"), [
+    ("tasks/northgate/history.py", "shared task code under tasks/northgate changed"),
+    ("tasks/checks/state.py", "shared task code under tasks/checks changed"),
+    ("tasks/packs.py", "shared task code under tasks/*.py changed"),
+    ("erp_service/kernel/db.py", "the ERP changed"),
+    ("orchestrator/grading/rules/holds.py", "the grader's sources changed"),
+    ("agent_sandbox/client.py", "the agent side changed"),
+])
+def test_resume_after_a_source_change_is_refused_saying_what_changed(tmp_path: Path, changed, says):
+    from orchestrator.campaign.sources import label_sources
+
+    repo = _fake_repo(tmp_path / "repo")
+    root = tmp_path / "runs" / "L"
+    assert check_or_write_declaration(root, _decl(sources=label_sources(repo, images=False))) is False
+    (repo / changed).write_text((repo / changed).read_text() + "# edited\n")
+    with pytest.raises(DeclarationChanged) as err:
+        check_or_write_declaration(root, _decl(sources=label_sources(repo, images=False)))
+    msg = str(err.value)
+    assert says in msg and "sources.parts." in msg
+    assert "--label L-2" in msg  # how to start a new label
+
+
+@pytest.mark.parametrize("changed", ["docs/notes.md", "README.md", "orchestrator/campaign/ledger.py",
+                                     "tasks/payment_run/generator.py"])
+def test_resume_after_an_unrelated_change_is_accepted(tmp_path: Path, changed):
+    """The pack's own tree is `tasks.<id>.tree_sha256` (from the registry), not a shared part."""
+    from orchestrator.campaign.sources import label_sources
+
+    repo = _fake_repo(tmp_path / "repo")
+    root = tmp_path / "runs" / "L"
+    assert check_or_write_declaration(root, _decl(sources=label_sources(repo, images=False))) is False
+    (repo / changed).write_text((repo / changed).read_text() + "# edited\n")
+    assert check_or_write_declaration(root, _decl(sources=label_sources(repo, images=False))) is True
+
+
+def test_an_image_change_is_refused(tmp_path: Path):
+    root = tmp_path / "L"
+    base = {"parts": {"erp_service": "a"}, "images": {"erp": "pb-erp:1", "agent": "pb-agent:1"}}
+    check_or_write_declaration(root, _decl(sources=base))
+    with pytest.raises(DeclarationChanged, match="the erp image's content changed"):
+        check_or_write_declaration(root, _decl(sources={**base, "images": {"erp": "pb-erp:2", "agent": "pb-agent:1"}}))
+
+
+def test_a_pack_tree_change_is_refused_saying_so(tmp_path: Path):
+    root = tmp_path / "L"
+    check_or_write_declaration(root, _decl())
+    with pytest.raises(DeclarationChanged, match="the task pack's files changed"):
+        check_or_write_declaration(root, _decl(task_info={"payment-run": {"version": "1", "tree_sha256": "b"}}))
+
+
+def test_the_real_sources_cover_the_company_generator_erp_grader_and_images():
+    from orchestrator.campaign.sources import label_sources
+
+    src = label_sources()
+    assert {"tasks/northgate", "tasks/checks", "tasks/*.py", "erp_service", "agent_sandbox",
+            "orchestrator/grading"} <= set(src["parts"])
+    assert not any(p in src["parts"] for p in ("tasks/payment_run", "tasks/payment_run_need_to_know"))
+    assert set(src["images"]) == {"base", "erp", "agent"}

@@ -3,7 +3,10 @@
 An attempt is identified by (cell, task version, seed, repetition, condition); the same identity
 always gives the same attempt id and the same folder, `runs/<label>/<cell>/seed-<n>/rep-<k>/`.
 The label root holds `campaign.json`, which declares the campaign; re-running a label compares the
-new declaration with the stored one and refuses when a value that matters has changed.
+new declaration with the stored one and refuses when a value that matters has changed: the cells,
+seeds, reps, systems, the task packs' trees, and (`sources`, orchestrator/campaign/sources.py) every
+shared source tree a scenario, a verdict or a policy depends on and the images' content tags, so a
+label never holds results of two versions.
 """
 from __future__ import annotations
 
@@ -146,13 +149,16 @@ def build_declaration(
     turn_timeout_s: float | None,
     backend: str,
     volatile: dict[str, Any],
+    sources: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The content of `campaign.json`. Everything outside `volatile` matters for resuming.
 
     `task_info` maps task slug to `{"version", "tree_sha256"}`; `systems` maps system name to a
-    hash of its definition (command systems) or to how it is defined (scripted policies).
+    hash of its definition (command systems) or to how it is defined (scripted policies);
+    `sources` is `orchestrator.campaign.sources.label_sources()` (None: not recorded, for tests
+    of the other parts of a declaration).
     """
-    return {
+    decl: dict[str, Any] = {
         "schema": DECLARATION_SCHEMA,
         "label": label,
         "cells": [
@@ -168,6 +174,9 @@ def build_declaration(
         "isolation": "docker" if backend == "docker" else "none",
         "volatile": volatile,
     }
+    if sources is not None:
+        decl["sources"] = sources
+    return decl
 
 
 def material(decl: dict[str, Any]) -> dict[str, Any]:
@@ -218,6 +227,22 @@ def write_declaration(root: Path, decl: dict[str, Any]) -> None:
     tmp.replace(root / DECLARATION_FILE)
 
 
+def _explained(change: str) -> str:
+    """A change line with what it means appended (`sources.parts.erp_service: ... (the ERP changed...)`)."""
+    from orchestrator.campaign.sources import describe_change
+
+    what = describe_change(change.split(":", 1)[0])
+    return f"{change} ({what})" if what else change
+
+
+def _next_label(root: Path) -> str:
+    """A label beside `root` that does not exist yet: `<label>-2`, `-3`, ..."""
+    n = 2
+    while (root.parent / f"{root.name}-{n}").exists():
+        n += 1
+    return f"{root.name}-{n}"
+
+
 def check_or_write_declaration(root: Path, decl: dict[str, Any]) -> bool:
     """Store the declaration for a new label, or check a resumed one; True when resuming.
 
@@ -229,17 +254,13 @@ def check_or_write_declaration(root: Path, decl: dict[str, Any]) -> bool:
         write_declaration(root, decl)
         return False
     changes = declaration_changes(old, decl)
-    changes = [
-        c + " (the task pack's files changed since the label was declared: results would mix two task trees)"
-        if ".tree_sha256:" in c
-        else c
-        for c in changes
-    ]
+    changes = [_explained(c) for c in changes]
     if changes:
         raise DeclarationChanged(
             f"label {root.name!r} already holds a different campaign ({root / DECLARATION_FILE}):\n  "
             + "\n  ".join(changes)
-            + "\nUse a new --label, or run the same declaration to resume."
+            + f"\nStart a new label to run on what changed (e.g. --label {_next_label(root)}), or restore "
+            "it and run the same declaration to resume this one."
         )
     runs = list(old.get("runs", []))
     runs.append(decl.get("volatile", {}))

@@ -1,0 +1,93 @@
+"""What a label's results depend on beyond its cells: the sources of scenarios, verdicts and
+policies, and the images the attempts run in (the `sources` part of campaign.json).
+
+A resumed label must hold results of one version of each, so the declaration records:
+
+- `parts`: a SHA-256 per shared source tree — every folder of `tasks/` that is not a pack (the
+  company generator `tasks/northgate`, the check models `tasks/checks`), the task framework's
+  modules (`tasks/*.py`), `erp_service`, `agent_sandbox` (the policies' client) and the
+  grader's sources (`orchestrator/grading`). The task packs' own trees are in `tasks.<id>`.
+- `images`: the content-hash tags of the images every attempt runs in (base, ERP, agent),
+  computed from their sources without asking the engine: a rebuilt image with other content
+  gets another tag.
+
+`describe_change` turns a changed key into a sentence saying what it means.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from orchestrator.campaign.provenance import tree_sha256
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+# Source trees outside the packs that change a scenario, a verdict or a policy's behaviour.
+SHARED_TREES = ("erp_service", "agent_sandbox", "orchestrator/grading")
+# Images every attempt runs in (a command system's own image is part of its definition).
+IMAGE_ROLES = ("base", "erp", "agent")
+_SKIP = ("__pycache__", ".")
+
+
+def _is_pack(folder: Path) -> bool:
+    return (folder / "task.yaml").exists()
+
+
+def source_parts(repo: Path = REPO_ROOT) -> dict[str, str]:
+    """`{relative path: SHA-256}` of every shared source tree (packs excluded)."""
+    out: dict[str, str] = {}
+    tasks = repo / "tasks"
+    if tasks.is_dir():
+        loose = sorted(p for p in tasks.iterdir() if p.is_file() and p.suffix == ".py")
+        out["tasks/*.py"] = _files_sha256(loose, tasks)
+        for d in sorted(p for p in tasks.iterdir() if p.is_dir()):
+            if not d.name.startswith(_SKIP) and not _is_pack(d):
+                out[f"tasks/{d.name}"] = tree_sha256(d)
+    for rel in SHARED_TREES:
+        if (repo / rel).is_dir():
+            out[rel] = tree_sha256(repo / rel)
+    return out
+
+
+def _files_sha256(files: list[Path], base: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for p in files:
+        h.update(p.relative_to(base).as_posix().encode() + b"\0" + hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def image_tags() -> dict[str, str]:
+    """The content-hash tags the current sources give the images every attempt runs in."""
+    from orchestrator.images.ensure import planned_tags
+
+    tags = planned_tags()
+    return {role: tags[role] for role in IMAGE_ROLES if role in tags}
+
+
+def label_sources(repo: Path = REPO_ROOT, *, images: bool = True) -> dict[str, Any]:
+    """The `sources` entry of campaign.json (see the module docstring)."""
+    out: dict[str, Any] = {"parts": source_parts(repo)}
+    if images:
+        out["images"] = image_tags()
+    return out
+
+
+def describe_change(key: str) -> str | None:
+    """What a change of declaration key `key` (dotted, as the diff reports it) means, or None."""
+    if key == "sources":
+        return "the label was declared without its sources' hashes, so its results cannot be shown to be of one version"
+    if key.startswith("sources.parts."):
+        part = key.removeprefix("sources.parts.")
+        what = {
+            "orchestrator/grading": "the grader's sources changed: verdicts would mix two grader versions",
+            "erp_service": "the ERP changed: scenarios and counterparties would mix two ERP versions",
+            "agent_sandbox": "the agent side changed (the policies' client, the turn runner)",
+        }.get(part, f"shared task code under {part} changed: scenarios would mix two generator versions")
+        return what
+    if key.startswith("sources.images."):
+        role = key.removeprefix("sources.images.")
+        return f"the {role} image's content changed: attempts would run in two image versions"
+    if key.startswith("tasks.") and key.endswith(".tree_sha256"):
+        return "the task pack's files changed since the label was declared: results would mix two task trees"
+    return None
