@@ -31,6 +31,7 @@ from orchestrator.campaign.identity import (
     sha256_bytes,
 )
 from orchestrator.campaign.limits import EngineLimits
+from orchestrator.campaign.sources import label_sources
 from orchestrator.campaign.spec import (
     DEFAULT_CELLS,
     MAX_INFRA_RETRIES,
@@ -170,6 +171,7 @@ def run(args: argparse.Namespace) -> int:
         systems=systems,
         turn_timeout_s=spec.turn_timeout_s,
         backend=backend,
+        sources=label_sources(),  # a resume after a change of the ERP, grader, company generator or images is refused
         volatile={
             "concurrency": concurrency,
             "infra_retries": spec.budgets.infra_retries,
