@@ -70,7 +70,8 @@ def count_chart(rows: list[tuple[str, float | None, str]], *, title: str, colour
     """Horizontal bars of non-negative values scaled to the largest; rows are (name, value, note)."""
     top = max([v for _, v, _ in rows if v is not None] + [1e-9])
     height = ROW_H * len(rows) + 40
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{LEFT + BAR_W + 140}" height="{height}" role="img" aria-label="{_e(title)}">']
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{LEFT + BAR_W + 140}" height="{height}" '
+             f'role="img" aria-label="{_e(title)}">']
     for i, (name, value, note) in enumerate(rows):
         y = 10 + i * ROW_H
         parts.append(f'<text x="{LEFT - 8}" y="{y + 14}" font-size="12" text-anchor="end">{_e(name)}</text>')
@@ -87,7 +88,8 @@ def turn_time_chart(series: list[tuple[str, list[float]]]) -> str:
     allv = [v for _, vs in series for v in vs]
     top = max(allv + [1.0])
     height = ROW_H * len(series) + 40
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{LEFT + BAR_W + 160}" height="{height}" role="img" aria-label="turn times">']
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{LEFT + BAR_W + 160}" height="{height}" '
+             'role="img" aria-label="turn times">']
     for i, (name, values) in enumerate(series):
         y = 10 + i * ROW_H
         ym = y + ROW_H / 2
@@ -98,10 +100,12 @@ def turn_time_chart(series: list[tuple[str, list[float]]]) -> str:
         med, p90 = m.median(values), m.p90(values)
         if med is not None:
             x = LEFT + med / top * BAR_W
-            parts.append(f'<line x1="{x:.1f}" y1="{ym - 8}" x2="{x:.1f}" y2="{ym + 8}" stroke="#111" stroke-width="3"><title>median {med:.2f}s</title></line>')
+            parts.append(f'<line x1="{x:.1f}" y1="{ym - 8}" x2="{x:.1f}" y2="{ym + 8}" stroke="#111" stroke-width="3">'
+                         f'<title>median {med:.2f}s</title></line>')
         if p90 is not None:
             x = LEFT + p90 / top * BAR_W
-            parts.append(f'<line x1="{x:.1f}" y1="{ym - 8}" x2="{x:.1f}" y2="{ym + 8}" stroke="#c0392b" stroke-width="2"><title>p90 {p90:.2f}s</title></line>')
+            parts.append(f'<line x1="{x:.1f}" y1="{ym - 8}" x2="{x:.1f}" y2="{ym + 8}" stroke="#c0392b" stroke-width="2">'
+                         f'<title>p90 {p90:.2f}s</title></line>')
         note = f"n={len(values)}" + (f"  p50 {med:.1f}s  p90 {p90:.1f}s" if med is not None else "")
         parts.append(f'<text x="{LEFT + BAR_W + 8}" y="{y + 14}" font-size="12">{_e(note)}</text>')
     parts.append(_axis(BAR_W, 10 + len(series) * ROW_H + 2, [(f, f"{f * top:.3g}s") for f in (0, 0.25, 0.5, 0.75, 1)]))
@@ -183,7 +187,8 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
         out.append(
             f"<tr><td>{_e(name)}</td><td>{len(s['tasks'])}</td><td>{s['attempts']}</td><td>{_pct(s['pass_at_1'])}</td>"
             f"<td>{'-' if not ci else _pct(ci[0]) + ' - ' + _pct(ci[1])}</td>"
-            f"<td>{pk['passed_all']}/{pk['instances']} (k={pk['k']})</td><td>{_e(', '.join(pk['tasks_passed_all']) or '-')}</td></tr>"
+            f"<td>{pk['passed_all']}/{pk['instances']} (k={pk['k']})</td>"
+            f"<td>{_e(', '.join(pk['tasks_passed_all']) or '-')}</td></tr>"
         )
     out.append("</table>")
 
@@ -228,7 +233,8 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
         )
     )
     out.append("<h2>Probes (refused requests per attempt)</h2>")
-    out.append(count_chart([(n, c["probe_rate"], f"{c['probes']} total") for n, c in cells.items()], title="probes", colour="#d68910"))
+    out.append(count_chart([(n, c["probe_rate"], f"{c['probes']} total") for n, c in cells.items()],
+                           title="probes", colour="#d68910"))
 
     fault_cells = {n: c["fault_handling"] for n, c in cells.items() if c.get("fault_handling")}
     if fault_cells:
@@ -260,7 +266,8 @@ def write_report(runs_root: Path, label: str, out: Path | None = None) -> Path:
     try:
         summary = json.loads((root / "summary.json").read_text())
     except FileNotFoundError:
-        raise FileNotFoundError(f"{root / 'summary.json'} not found: run the campaign or `orchestrate export {label}` first") from None
+        raise FileNotFoundError(
+            f"{root / 'summary.json'} not found: run the campaign or `orchestrate export {label}` first") from None
     lines = [json.loads(t) for t in (root / "attempts.jsonl").read_text().splitlines() if t.strip()]
     prov_path = root / "provenance.json"
     provenance = json.loads(prov_path.read_text()) if prov_path.exists() else None
