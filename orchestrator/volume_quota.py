@@ -25,7 +25,9 @@ from __future__ import annotations
 
 from typing import Any
 
-KEEPER_MEMORY_BYTES = 16 * 2**20
+# Not less: runc's own init runs in the container's memory cgroup while it starts, and a
+# limit of 16 MiB made starts fail ("cannot start a stopped process") under load.
+KEEPER_MEMORY_BYTES = 64 * 2**20
 
 
 def tmpfs_volume_options(size_bytes: int, *, uid: int, gid: int, mode: str = "0755") -> dict[str, str]:
@@ -39,7 +41,7 @@ def tmpfs_volume_options(size_bytes: int, *, uid: int, gid: int, mode: str = "07
 def start_keeper(client: Any, image: str | None, *, name: str, labels: dict[str, str], volume: str, target: str,
                  user: str, init: bool = False) -> Any:
     """Create and start the idle container that holds `volume` mounted at `target` (see the
-    module docstring); no network, no capabilities, a read-only root, a few MiB of memory."""
+    module docstring); no network, no capabilities, a read-only root, little memory."""
     if not image:
         raise ValueError("a keeper needs an image (the agent image is not resolved)")
     keeper = client.containers.create(
