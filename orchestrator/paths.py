@@ -23,7 +23,7 @@ class AttemptPaths:
         ├── workspace/        the agent's workspace, copied out (symlinks never followed)
         ├── turns/<n>/        what the turn saw and wrote: prompt.txt, system.json,
         │                     context.json, out/ (stdout.txt, stderr.txt, usage.json, ...)
-        └── logs/             <service>.log (erp.log, ...), turn-<n>.log, runtime.log
+        └── logs/             <service>.log (erp.log, ...), turn-<n>.log, runtime.jsonl
 
     Nothing of this folder is ever visible to the agent.
     """
@@ -81,7 +81,7 @@ class AttemptPaths:
 
     @property
     def runtime_log(self) -> Path:
-        return self.logs / "runtime.log"
+        return self.logs / "runtime.jsonl"
 
     def turn_dir(self, n: int) -> Path:
         """Host copy of the turn directory of turn `n` (contracts §8)."""

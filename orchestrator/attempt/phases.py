@@ -11,7 +11,6 @@ attempt failed without every raiser having to know.
 from __future__ import annotations
 
 import contextlib
-import logging
 import signal
 import threading
 import time
@@ -19,8 +18,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from orchestrator.errors import AttemptError, Phase
+from orchestrator.logs import get_logger
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 def phase_of(exc: BaseException, default: Phase) -> Phase:
@@ -46,12 +46,12 @@ class PhaseClock:
         """Run a block as phase `which`: timed, and any exception escaping it tagged with it."""
         self.current = which
         t0 = time.monotonic()
-        log.info("phase start", extra={"attempt_id": self.attempt_id, "phase": which.value, "event": "start"})
-        ok = False
+        log.info("phase_start", phase=which.value)
+        failure: BaseException | None = None
         try:
             yield
-            ok = True
         except BaseException as exc:
+            failure = exc
             if getattr(exc, "attempt_phase", None) is None:
                 with contextlib.suppress(AttributeError, TypeError):  # a few builtins refuse attributes
                     exc.attempt_phase = which  # type: ignore[attr-defined]
@@ -62,15 +62,10 @@ class PhaseClock:
             elapsed = time.monotonic() - t0
             key = f"{which.value}_s"
             self.timings[key] = self.timings.get(key, 0.0) + elapsed
-            log.info(
-                "phase end",
-                extra={
-                    "attempt_id": self.attempt_id,
-                    "phase": which.value,
-                    "event": "end" if ok else "failed",
-                    "duration_s": round(elapsed, 3),
-                },
-            )
+            if failure is None:
+                log.info("phase_end", phase=which.value, duration_s=round(elapsed, 3))
+            else:
+                log.info("phase_failed", phase=which.value, duration_s=round(elapsed, 3), error=type(failure).__name__)
 
 
 @contextlib.contextmanager

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import logging
 import secrets
 import sqlite3
 import threading
@@ -65,13 +64,14 @@ from orchestrator.errors import (
 from orchestrator.grading import grade_attempt
 from orchestrator.hashing import file_sha256, workspace_sha256
 from orchestrator.integrity import AgentCausedError, ServiceDeath, TurnState, memory_note
+from orchestrator.logs import attempt_log, get_logger
 from orchestrator.model_run import ModelRun, agent_image, open_for_attempt
 from orchestrator.mount_check import runtime_places
 from orchestrator.paths import AttemptPaths
 from orchestrator.services.erp import ERP, ErpEndpoints, ErpLaunch, erp_service
 from orchestrator.streaming import ControlStreamer
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 class Cancelled(InfraError):
@@ -180,7 +180,9 @@ class AttemptRun:
             early.__cause__ = exc if early is not exc else None
         self.paths.prepare()
         interrupted: BaseException | None = None
-        with _runtime_log(self.paths.runtime_log):
+        with attempt_log(self.paths.runtime_log, self.attempt_id):
+            spec = self.spec
+            log.info("attempt_started", cell=str(spec.cell), seed=spec.seed, rep=spec.rep, isolation=self.backend.isolation)
             try:
                 if early is not None:
                     raise early
@@ -203,6 +205,7 @@ class AttemptRun:
                     interrupted = KeyboardInterrupt("interrupted during teardown")
                 self.clock.timings["total_s"] = time.monotonic() - t_start
             result = self._safe_result_record()
+            log.info("attempt_finished", outcome=result.outcome, passed=result.passed, duration_s=result.timings.get("total_s"))
             write_json(self.paths.result_json, result.to_json())  # last
         if interrupted is not None:
             raise interrupted
@@ -442,7 +445,7 @@ class AttemptRun:
             traceback="".join(traceback.format_exception(exc, limit=20)),
             post_mortem=[p.to_dict() for p in post],
         )
-        log.warning("attempt %s: %s in %s: %s", self.attempt_id, self.outcome, where.value, exc)
+        log.warning("attempt_failed", outcome=self.outcome, phase=where.value, error=type(exc).__name__, message=str(exc))
 
     def teardown(self) -> bool:
         """Stop the streams, close the client, remove the sandbox. True if an interrupt came
@@ -469,7 +472,7 @@ class AttemptRun:
         try:
             return self.result_record()
         except ValidationError as exc:
-            log.error("attempt %s: result record invalid: %s", self.attempt_id, exc)
+            log.error("result_record_invalid", error=str(exc))
             self.outcome, self.grade_report = "infra_error", None
             self.error = ErrorRecord(phase=Phase.GRADE.value, kind="infra_error", exception="ValidationError", message=str(exc))
             self.turn_records = [t for t in self.turn_records if isinstance(t, TurnRecord)]
@@ -513,24 +516,6 @@ class AttemptRun:
         )
 
 
-class _runtime_log:
-    """logs/runtime.log: the orchestrator's log lines of this attempt's thread only (concurrent
-    attempts in one process keep their logs apart)."""
-
-    def __init__(self, path: Path) -> None:
-        self.handler = logging.FileHandler(path)
-        self.handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        owner = threading.get_ident()
-        self.handler.addFilter(lambda record: record.thread == owner)
-
-    def __enter__(self) -> None:
-        logging.getLogger("orchestrator").addHandler(self.handler)
-
-    def __exit__(self, *exc: object) -> None:
-        logging.getLogger("orchestrator").removeHandler(self.handler)
-        self.handler.close()
-
-
 def _turn_notes(run: Any, erp_death: ServiceDeath | None, n: int) -> list[str]:
     """What the turn record says beside its exit: a memory kill inside a normal turn, what the
     copy-out cut or skipped, how the ERP ended."""
@@ -563,5 +548,5 @@ def _canonical(db: Path) -> str | None:
     try:
         return canonical_hash(db)
     except Exception as exc:  # noqa: BLE001 — the hash is informative; grading decides
-        log.warning("canonical hash failed: %s", exc)
+        log.warning("canonical_hash_failed", error=str(exc))
         return None

@@ -8,6 +8,8 @@
   agent_error) are never retried, nor is a `task_error` (the task's bug would fail again).
   A folder left by a killed run (no result.json) is kept aside
   the same way before the attempt runs again.
+- Every event is also a JSON line of `runs/<label>/events.jsonl` (orchestrator/logs.py), beside
+  the phase events of the attempts in flight.
 - `stop()` (wired to SIGINT/SIGTERM by the command) stops scheduling: no new attempt or retry
   starts; attempts in flight are asked to cancel when the runner supports it, and always get to
   tear down before the workers exit.
@@ -25,6 +27,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from orchestrator.campaign.identity import AttemptIdentity, attempt_dir, is_finished, read_result, retry_dirs
+from orchestrator.logs import campaign_log, get_logger
+
+EVENTS_FILE = "events.jsonl"
+log = get_logger(__name__)
 
 
 class AttemptJob(Protocol):
@@ -159,6 +165,10 @@ class Scheduler:
     def _emit(self, run: CampaignRun, event: AttemptEvent) -> None:
         with self._lock:
             run.events.append(event)
+        fields: dict[str, Any] = {"attempt_id": event.ident.attempt_id, "cell": event.ident.cell.text, "tries": event.tries}
+        if event.kind in ("retry", "finished"):
+            fields.update(outcome=event.outcome, passed=event.passed, duration_s=round(event.duration_s, 3), error=event.error)
+        log.info(f"attempt_{event.kind}", **fields)
         self.on_event(event)
 
     # -- one attempt
@@ -225,6 +235,22 @@ class Scheduler:
     # -- the campaign
     def run(self, plan: list[AttemptIdentity], *, poll: Callable[[], None] | None = None) -> CampaignRun:
         """Run every unfinished attempt of `plan`; returns when all are done or after a stop."""
+        with campaign_log(self.runs_root / self.label / EVENTS_FILE):
+            log.info("campaign_started", label=self.label, planned=len(plan), concurrency=self.concurrency)
+            t0 = time.monotonic()
+            run = self._run(plan, poll)
+            log.info(
+                "campaign_finished",
+                label=self.label,
+                finished=run.finished,
+                skipped=run.skipped,
+                not_started=run.not_started,
+                interrupted=run.interrupted,
+                duration_s=round(time.monotonic() - t0, 3),
+            )
+            return run
+
+    def _run(self, plan: list[AttemptIdentity], poll: Callable[[], None] | None) -> CampaignRun:
         run = CampaignRun()
         work: queue.Queue[AttemptIdentity] = queue.Queue()
         for ident in plan:

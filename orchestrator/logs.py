@@ -1,0 +1,154 @@
+"""The orchestrator's logs: structured with structlog, JSON lines on disk, human on the console.
+
+    log = get_logger(__name__)
+    log.info("phase_end", phase="freeze", duration_s=1.234)
+
+Every line carries what is bound in the context (`bind(attempt_id=...)` per attempt thread, see
+`attempt_log`), a UTC timestamp, the level and the logger. Two files take them as JSON
+lines, one object per line:
+
+* `logs/runtime.jsonl` of each attempt (`AttemptLog`): that attempt's thread only, so concurrent
+  attempts in one process keep their logs apart;
+* `runs/<label>/events.jsonl` of a campaign (`CampaignLog`): the scheduler's events (started,
+  retry, finished, skipped) and every attempt's phase events, from all threads.
+
+Fields used across the orchestrator: `event` (what happened: `phase_start`, `phase_end`,
+`phase_failed`, `attempt_started`, ...), `attempt_id`, `phase`, `duration_s`, `outcome`.
+The console (`configure_console`) is rendered by rich for people. Records of plain `logging`
+loggers (libraries, older code) pass through the same formatters.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import structlog
+from rich.console import Console
+from rich.logging import RichHandler
+
+ROOT = "orchestrator"
+_configured = False
+_lock = threading.Lock()
+
+# Run on structlog events before they become stdlib records, and on plain stdlib records.
+_SHARED: list[Any] = [
+    structlog.contextvars.merge_contextvars,
+    structlog.stdlib.add_log_level,
+    structlog.stdlib.add_logger_name,
+    structlog.processors.TimeStamper(fmt="iso", utc=True, key="ts"),
+]
+
+
+def _configure() -> None:
+    global _configured
+    with _lock:
+        if _configured:
+            return
+        structlog.configure(
+            processors=[*_SHARED, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+            logger_factory=structlog.stdlib.LoggerFactory(),
+            wrapper_class=structlog.stdlib.BoundLogger,
+            cache_logger_on_first_use=True,
+        )
+        # INFO reaches the orchestrator's own handlers; the console handler has its own level.
+        logging.getLogger(ROOT).setLevel(logging.INFO)
+        _configured = True
+
+
+def get_logger(name: str) -> Any:
+    """A structlog logger (stdlib-backed) for module `name`."""
+    _configure()
+    return structlog.stdlib.get_logger(name)
+
+
+def json_formatter() -> logging.Formatter:
+    """One JSON object per record (structlog events and plain stdlib records alike)."""
+    _configure()
+    return structlog.stdlib.ProcessorFormatter(
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            structlog.processors.format_exc_info,
+            structlog.processors.JSONRenderer(sort_keys=True, default=str),
+        ],
+        foreign_pre_chain=[*_SHARED, structlog.stdlib.ExtraAdder()],
+    )
+
+
+class _JsonLinesHandler(logging.FileHandler):
+    def __init__(self, path: Path, thread: int | None) -> None:
+        super().__init__(path, encoding="utf-8")
+        self.setFormatter(json_formatter())
+        if thread is not None:
+            self.addFilter(lambda record: record.thread == thread)
+
+
+@contextlib.contextmanager
+def _attached(handler: logging.Handler) -> Iterator[None]:
+    logger = logging.getLogger(ROOT)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+
+
+@contextlib.contextmanager
+def attempt_log(path: Path, attempt_id: str) -> Iterator[None]:
+    """Within the block, this thread's orchestrator log lines go to `path` as JSON lines, each
+    with `attempt_id` (also on lines of the campaign log)."""
+    _configure()
+    handler = _JsonLinesHandler(path, threading.get_ident())
+    with structlog.contextvars.bound_contextvars(attempt_id=attempt_id), _attached(handler):
+        yield
+
+
+@contextlib.contextmanager
+def campaign_log(path: Path) -> Iterator[Any]:
+    """Within the block, every thread's orchestrator log lines go to `path` as JSON lines; yields
+    a logger for the campaign's own events."""
+    _configure()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _attached(_JsonLinesHandler(path, None)):
+        yield get_logger("orchestrator.campaign")
+
+
+def _drop_shown_by_rich(_logger: Any, _name: str, event: Any) -> Any:
+    """Rich prints the time, level and logger itself."""
+    for key in ("ts", "level", "logger"):
+        event.pop(key, None)
+    return event
+
+
+def configure_console(verbose: bool = False) -> None:
+    """Human log lines on stderr, rendered by rich: warnings and errors, or INFO with `verbose`.
+
+    Replaces an earlier console handler of this module (commands may call it more than once).
+    """
+    _configure()
+    root = logging.getLogger()
+    for h in list(root.handlers):
+        if getattr(h, "_pb_console", False):
+            root.removeHandler(h)
+    handler = RichHandler(console=Console(stderr=True, file=sys.stderr), show_path=False, rich_tracebacks=False)
+    handler.setLevel(logging.INFO if verbose else logging.WARNING)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                _drop_shown_by_rich,
+                structlog.dev.ConsoleRenderer(colors=False, pad_event_to=0, pad_level=False),
+            ],
+            foreign_pre_chain=[structlog.contextvars.merge_contextvars, structlog.stdlib.ExtraAdder()],
+        )
+    )
+    handler._pb_console = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    if root.level > handler.level or root.level == logging.NOTSET:
+        root.setLevel(handler.level)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per control call is noise
