@@ -11,7 +11,6 @@ Exit status (docs/exit-codes.md): 0 graded (pass or fail: see the verdict), 1 ag
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from pathlib import Path
 
@@ -55,10 +54,9 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.errors import ConfigError, TaskError
     from orchestrator.exit_codes import check_engine
     from orchestrator.inputs import load_inputs
+    from orchestrator.logs import configure_console
 
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
-                        format="%(asctime)s %(name)s: %(message)s")
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per control call is noise
+    configure_console(args.verbose)  # rich on stderr; the attempt's own log is logs/runtime.jsonl
     try:
         cell = parse_cell(args.cell)
         if args.seed < 0 or args.rep < 1:
