@@ -14,12 +14,23 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("erp_service", "agent_sandbox", "orchestrator", "tasks", "networks")
+PACKAGES = ("erp_service", "agent_sandbox", "model_gateway", "orchestrator", "tasks", "networks")
+# Which parts a part may import (helper preamble's import rule; docs/architecture.md).
+ALLOWED = {
+    "erp_service": set(),
+    "agent_sandbox": set(),
+    "model_gateway": set(),
+    "networks": set(),
+    "tasks": {"erp_service", "agent_sandbox"},
+    "orchestrator": {"erp_service", "agent_sandbox", "model_gateway", "tasks", "networks"},
+}
 
 
 def _modules() -> dict[str, Path]:
     out: dict[str, Path] = {}
     for pkg in PACKAGES:
+        if not (ROOT / pkg).is_dir():
+            continue
         for path in sorted((ROOT / pkg).rglob("*.py")):
             rel = path.relative_to(ROOT).with_suffix("")
             parts = list(rel.parts)
@@ -156,3 +167,14 @@ def test_no_module_imports_another_that_imports_it_back():
         edges = [f"{a} -> {b}" for a in comp for b in sorted(graph[a] & members)]
         problems.append("cycle: " + ", ".join(comp) + "\n    " + "\n    ".join(edges))
     assert not problems, "\n".join(problems)
+
+
+def test_parts_import_only_what_the_import_rule_allows():
+    graph = import_graph()
+    bad = sorted(
+        f"{a} -> {b}"
+        for a, targets in graph.items()
+        for b in targets
+        if (pa := a.split(".")[0]) != (pb := b.split(".")[0]) and pb not in ALLOWED[pa]
+    )
+    assert not bad, "imports across parts that the import rule forbids:\n" + "\n".join(bad)
