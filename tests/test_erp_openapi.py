@@ -319,7 +319,8 @@ def test_every_date_in_a_request_is_an_iso_string_only(company, spec):
     app = create_app(company.builder.db, World({}))
 
     async def all_errors(request, exc):   # every error, not the first one the API reports
-        return JSONResponse({"errors": exc.errors()}, status_code=422)
+        return JSONResponse({"errors": [{"loc": list(e.get("loc", ())), "msg": e.get("msg", "")} for e in exc.errors()]},
+                            status_code=422)
 
     app.exception_handlers[RequestValidationError] = all_errors
     cl = TestClient(app)
