@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from erp_service.world import world_json
+from erp_service.world import parse_world, world_data, world_json
 from tasks.context import GeneratorContext
 from tasks.loader import load_generator
 from tasks.packs import GenerationError, TaskPack
@@ -61,7 +61,10 @@ def write_scenario(pack: TaskPack, ctx: GeneratorContext) -> None:
         return users[user_id]
 
     dump = lambda obj: json.dumps(obj, indent=1, sort_keys=True) + "\n"  # noqa: E731
-    (out / "world.json").write_text(world_json(ctx.world))
+    # Validated again as a whole: an in-place edit (`ctx.world.calls.append({...})`) bypasses
+    # the validation of assignment, and a misspelt field must never reach the file.
+    world = parse_world(world_data(ctx.world), f"{pack.slug}: ctx.world")
+    (out / "world.json").write_text(world_json(world))
     (out / "truth.json").write_text(dump(ctx.truth.model_dump(mode="json")))
     turns = []
     for t in ctx.turns:

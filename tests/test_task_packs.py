@@ -298,3 +298,18 @@ def test_audit_rules_are_discovered_from_every_module():
         mod = importlib.import_module(f"{rules.__name__}.{info.name}")
         declared |= {fn.rule_name for fn in vars(mod).values() if hasattr(fn, "rule_name")}
     assert declared and declared == set(rules.known_rules())
+
+
+def test_a_misspelt_world_field_is_refused_even_when_appended(tmp_path):
+    from grading_fixtures import TINY_GENERATOR
+
+    from tasks.packs import GenerationError
+
+    d = write_pack(tmp_path)
+    write_generator(d, TINY_GENERATOR + "    ctx.world.calls = []\n"
+                    "    ctx.world.calls.append({'party_id': 'V-1', 'transcirpt': 'hello'})\n")
+    with pytest.raises(GenerationError, match="unknown field 'transcirpt'"):
+        load_task("tiny", tmp_path).generate(0, tmp_path / "scen")
+    write_generator(d, TINY_GENERATOR + "    ctx.world.cals = []\n")
+    with pytest.raises(GenerationError, match="cals"):
+        load_task("tiny", tmp_path).generate(0, tmp_path / "scen2")
