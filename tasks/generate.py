@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
+import signal
 import sqlite3
 import sys
 from pathlib import Path
@@ -93,8 +95,23 @@ def generate(pack: TaskPack, seed: int, out: Path) -> Path:
     return out
 
 
+def die_with_parent() -> None:
+    """Linux: be SIGKILLed when the process that started us dies (PR_SET_PDEATHSIG), so a killed
+    orchestrator leaves no generator writing into its cache. `PB_GENERATE_PARENT` is the pid of
+    the parent that set it (`TaskPack.generate`); if that parent is already gone, stop now."""
+    parent = os.environ.get("PB_GENERATE_PARENT", "")
+    if not sys.platform.startswith("linux") or not parent.isdigit():
+        return
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    if os.getppid() != int(parent):
+        sys.exit("tasks.generate: the parent process died before the generator started")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line of the generation subprocess."""
+    die_with_parent()
     parser = argparse.ArgumentParser(prog="python -m tasks.generate", description=__doc__.splitlines()[0])
     parser.add_argument("--task", required=True, help="pack id, e.g. payment-run")
     parser.add_argument("--seed", type=int, required=True)
