@@ -432,6 +432,7 @@ class TaskPack:
             [str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
         )
         env["PYTHONHASHSEED"] = "0"  # generators must not depend on hash order; make sure
+        env["PB_GENERATE_PARENT"] = str(os.getpid())  # the generator dies with us (tasks.generate)
         proc = subprocess.run(
             [sys.executable, "-m", "tasks.generate", "--task", self.slug, "--root", str(self.root),
              "--seed", str(int(seed)), "--out", str(out_dir)],
