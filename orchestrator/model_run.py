@@ -99,6 +99,8 @@ class ModelRun:
         raw = sandbox.start_service(spec)
         started.append(GATEWAY)
         sandbox.wait_service_healthy(GATEWAY, error=GatewayFailed)
+        if not local:
+            pin_gateway_routes(sandbox, upstream_ips(upstream))
         endpoints = GatewayEndpoints.of(raw, local=local)
         control = GatewayControl(endpoints.control_url, token)
         streamer = LedgerStreamer(control, attempt_dir / LEDGER_FILE)
@@ -207,6 +209,63 @@ def agent_image(run: Any) -> str | None:
         except Exception as exc:  # noqa: BLE001 — ImageBuildError and engine errors alike
             raise InfraError(f"image {image}: {exc}", phase=Phase.SERVICES) from exc
     return image
+
+
+def upstream_ips(access: ModelAccess) -> list[str]:
+    """IPv4 addresses of the declared upstream hosts, resolved on the host (a literal address is
+    itself). The gateway gets a route to these and to nothing else beyond its egress subnet."""
+    import ipaddress
+    import socket
+    from urllib.parse import urlsplit
+
+    out: set[str] = set()
+    for p in access.providers.values():
+        host = urlsplit(p.base_url or "").hostname
+        if not host:
+            continue
+        try:
+            out.add(str(ipaddress.IPv4Address(host)))
+            continue
+        except ValueError:
+            pass
+        try:
+            out.update(str(i[4][0]) for i in socket.getaddrinfo(host, 443, socket.AF_INET, socket.SOCK_STREAM))
+        except OSError as exc:
+            raise InfraError(f"cannot resolve the upstream {host}: {exc}", phase=Phase.SERVICES) from None
+    return sorted(out)
+
+
+def pin_gateway_routes(sandbox: Any, ips: list[str]) -> list[str]:
+    """Replace the gateway's default route by host routes to `ips` only (docker backend).
+
+    The egress network is the gateway's route out; left as it is, the gateway could send packets
+    anywhere the host routes them (another attempt's addresses, outside hosts). A one-shot
+    NET_ADMIN container joins the gateway's network namespace (the gateway itself keeps no
+    capability), deletes the default route, adds a /32 route per upstream address beyond the
+    egress subnet via the egress bridge, and prints the table left, which is checked here.
+    Upstreams on the egress subnet itself (the fake provider) need no route."""
+    import ipaddress
+
+    block = sandbox.blocks["egress"]
+    subnet = ipaddress.IPv4Network(block.subnet)
+    beyond = [ip for ip in ips if ipaddress.IPv4Address(ip) not in subnet]
+    script = "ip -4 route del default 2>/dev/null; " + "".join(
+        f"ip -4 route add {ip}/32 via {block.gateway} || exit 3; " for ip in beyond) + "ip -4 route show"
+    gateway = sandbox.containers[GATEWAY]
+    fix = sandbox.client.containers.create(
+        sandbox.backend.agent_image, entrypoint=["sh", "-c", script], command=[], user="0:0",
+        network_mode=f"container:{gateway.id}", cap_drop=["ALL"], cap_add=["NET_ADMIN"],
+        labels=sandbox.labels("gateway-netfix"), name=f"{sandbox.prefix}-gateway-netfix")
+    try:
+        fix.start()
+        status = fix.wait(timeout=60)
+        table = fix.logs(stdout=True, stderr=True).decode(errors="replace").strip().splitlines()
+    finally:
+        fix.remove(force=True)
+    if status.get("StatusCode") != 0 or any(line.startswith("default") for line in table):
+        raise GatewayFailed(f"could not pin the gateway's routes (exit {status.get('StatusCode')}): {table!r}",
+                            phase=Phase.SERVICES)
+    return table
 
 
 def _with_image(spec: Any, image: str) -> Any:

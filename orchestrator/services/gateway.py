@@ -62,15 +62,18 @@ class GatewayEndpoints:
     """Where the host reaches the gateway's control API, and the URL the agent uses."""
 
     control_url: str
-    proxy_url: str  # as the host sees it (an address)
-    agent_url: str = f"http://{GATEWAY_HOST}:{PROXY_PORT}"
+    proxy_url: str  # http://<the gateway's fixed address on the attempt network>:8080
+    agent_url: str  # what the agent's CLI is pointed at
 
     @classmethod
     def of(cls, endpoints: ServiceEndpoints, *, local: bool = False) -> GatewayEndpoints:
-        """From what `Sandbox.start_service` returned. With the local backend the agent is a host
-        process and uses the proxy's loopback address."""
+        """From what `Sandbox.start_service` returned.
+
+        The agent gets the proxy's fixed address (offset `addresses.gateway` of its attempt
+        subnet, port 8080), not the name `model-gateway`: the backend gives services no network
+        alias yet, and the agent's namespace resolves no other name. The gateway answers both."""
         proxy = endpoints.url(PROXY)
-        return cls(control_url=endpoints.url(CONTROL), proxy_url=proxy, agent_url=proxy if local else cls.agent_url)
+        return cls(control_url=endpoints.url(CONTROL), proxy_url=proxy, agent_url=proxy)
 
 
 def gateway_service(launch: GatewayLaunch, config: RuntimeConfig) -> ServiceSpec:
