@@ -63,7 +63,7 @@ def fault_metrics(faults: list[dict[str, Any]], ctx: AuditContext, duplicates: l
     resent = with_key = 0
     observed = 0
     for f in faults:
-        after = f.get("audit_after") if f.get("audit_after") is not None else (f.get("audit_before") or 0)
+        after: int = f["audit_after"] if f.get("audit_after") is not None else (f.get("audit_before") or 0)
         later = [e for e in agent
                  if (e.get("id") or 0) > after and e.get("method") == f.get("method") and e.get("path") == f.get("path")]
         matches = []
