@@ -80,6 +80,7 @@ class CampaignSpec(BaseModel):
                                   description="per-turn budget override, seconds")
     budgets: Budgets = Field(default_factory=Budgets)
     systems: str | None = Field(default=None, description="systems file for command systems")
+    model_access: str | None = Field(default=None, description="model access file for systems that call a model")
     label: str | None = None
     concurrency: int | None = Field(default=None, ge=1, le=64)
     backend: str | None = None
@@ -170,8 +171,9 @@ def load_spec_file(path: Path) -> CampaignSpec:
         raise CampaignSpecError(f"campaign file {path} is not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise CampaignSpecError(f"campaign file {path}: expected a mapping at the top level")
-    if isinstance(data.get("systems"), str) and not Path(data["systems"]).is_absolute():
-        data["systems"] = str((path.parent / data["systems"]).resolve())
+    for key in ("systems", "model_access"):
+        if isinstance(data.get(key), str) and not Path(data[key]).is_absolute():
+            data[key] = str((path.parent / data[key]).resolve())
     return build_spec(data, str(path))
 
 
@@ -222,6 +224,7 @@ def spec_from_args(
     reps: int | None = None,
     timeout: float | None = None,
     systems: str | None = None,
+    model_access: str | None = None,
     label: str | None = None,
     concurrency: int | None = None,
     backend: str | None = None,
@@ -242,6 +245,8 @@ def spec_from_args(
         overrides["timeout"] = check_turn_budget(timeout)
     if systems is not None:
         overrides["systems"] = str(Path(systems).resolve())
+    if model_access is not None:
+        overrides["model_access"] = str(Path(model_access).resolve())
     if label is not None:
         overrides["label"] = label
     if concurrency is not None:
