@@ -64,7 +64,7 @@ def check_policies(cells: list[Cell]) -> None:
             )
 
 
-def systems_identity(cells: list[Cell], systems_file: str | None) -> dict[str, Any]:
+def systems_identity(cells: list[Cell], systems_file: str | None, model_access: str | None = None) -> dict[str, Any]:
     """What each system of the campaign is: a policy, or the hash of its command definition.
 
     A changed definition of a command system used by the campaign makes it a different campaign;
@@ -77,15 +77,27 @@ def systems_identity(cells: list[Cell], systems_file: str | None) -> dict[str, A
             out[c.system] = {"kind": "policy"}
     if not commands:
         return out
-    if systems_file is None:
-        raise CampaignSpecError(f"systems: {', '.join(commands)} need a systems file (--systems FILE)")
-    from agent_sandbox.systems import load_systems
+    from agent_sandbox.systems import BUILTIN_SYSTEMS, load_systems
 
+    if systems_file is None and not set(commands) <= set(BUILTIN_SYSTEMS):
+        raise CampaignSpecError(f"systems: {', '.join(commands)} need a systems file (--systems FILE)")
     try:
-        defined = load_systems(Path(systems_file))
+        defined = load_systems(Path(systems_file)) if systems_file is not None else {}
     except Exception as exc:
         raise CampaignSpecError(f"systems: {systems_file}: {exc}") from None
-    dump = {k: v.model_dump(mode="json") for k, v in defined.items()}
+    defined.update({k: v for k, v in BUILTIN_SYSTEMS.items() if k in commands})
+    dump: dict[str, Any] = {k: v.model_dump(mode="json") for k, v in defined.items()}
+    if any(defined[n].calls_model for n in commands if n in defined):
+        # The upstream, models and budget are part of what a model-calling system is (never the key).
+        from orchestrator.model_access import ModelAccessError, load_model_access
+
+        if model_access is None:
+            raise CampaignSpecError("systems: a system that calls a model needs --model-access FILE")
+        try:
+            access = load_model_access(Path(model_access)).identity()
+        except ModelAccessError as exc:
+            raise CampaignSpecError(f"model_access: {exc}") from None
+        dump = {k: dict(v, model_access=access) if defined[k].calls_model else v for k, v in dump.items()}
     for name in commands:
         if name not in dump:
             known = ", ".join(sorted(dump)) or "none"
@@ -151,6 +163,7 @@ def make_runner(
     turn_timeout_s: float | None,
     systems_file: str | None,
     config: Any = None,
+    model_access: str | None = None,
     scenarios: ScenarioCache | None = None,
     extra: dict[str, Any] | None = None,
 ) -> AttemptJob:
@@ -174,6 +187,7 @@ def make_runner(
             label=label,
             timeout_override_s=turn_timeout_s,
             systems_file=Path(systems_file) if systems_file else None,
+            model_access=Path(model_access) if model_access else None,
         )
         kwargs: dict[str, Any] = dict(extra or {})
         kwargs["cancel"] = cancel
