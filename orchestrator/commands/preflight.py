@@ -86,7 +86,7 @@ def check_mount_sources(cells: list[Cell], systems_file: str | None) -> None:
     from agent_sandbox.systems import load_systems
 
     defined = load_systems(Path(systems_file))
-    for name in sorted({c.system for c in cells if not c.is_policy}):
+    for name in sorted({c.system for c in cells if not c.is_policy and c.system in defined}):
         for mount in getattr(defined[name], "mounts", ()) or ():
             if not Path(mount.source).exists():
                 raise CampaignSpecError(f"systems: {name!r}: mount source {mount.source} does not exist")
@@ -94,6 +94,7 @@ def check_mount_sources(cells: list[Cell], systems_file: str | None) -> None:
 
 def check_inputs(
     cells: list[Cell], *, systems_file: str | None, label: str, turn_timeout_s: float | None,
+    model_access: str | None = None,
 ) -> CheckedInputs:
     """Run every input check; raise `CampaignSpecError` naming the first bad input."""
     from orchestrator.campaign import runtime
@@ -104,6 +105,6 @@ def check_inputs(
     lint_gate(sorted(tasks))
     check_conditions(cells)
     runtime.check_policies(cells)
-    systems = runtime.systems_identity(cells, systems_file)
+    systems = runtime.systems_identity(cells, systems_file, model_access)
     check_mount_sources(cells, systems_file)
     return CheckedInputs(cells, tasks, systems)
