@@ -62,6 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--label", help="campaign label: runs/<label>/ (default: derived from the declaration)")
     p.add_argument("--timeout", type=float, help="override every turn budget, seconds (declared in the record)")
     p.add_argument("--systems", help="systems file defining command systems")
+    p.add_argument("--model-access", help="model access file (upstream, key source, models, budget) for "
+                   "systems that call a model, e.g. agent_sandbox/examples/model-access.yaml")
     p.add_argument("--backend", choices=["docker", "local"], help="where attempts run (default docker)")
     p.add_argument("--runs-root", type=Path, help="folder holding campaign labels (default: the runtime's runs/)")
     p.add_argument("--retries", type=int,
@@ -144,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
             reps=args.reps,
             timeout=args.timeout,
             systems=args.systems,
+            model_access=args.model_access,
             label=args.label,
             concurrency=args.concurrency,
             backend=args.backend,
@@ -152,7 +155,8 @@ def run(args: argparse.Namespace) -> int:
         label = spec.label or default_label(spec)
         backend = spec.backend or "docker"
         cells = spec.cell_refs
-        checked = check_inputs(cells, systems_file=spec.systems, label=label, turn_timeout_s=spec.turn_timeout_s)
+        checked = check_inputs(cells, systems_file=spec.systems, label=label, turn_timeout_s=spec.turn_timeout_s,
+                               model_access=spec.model_access)
     except CampaignSpecError as exc:
         error(console, str(exc))
         return ExitCode.BAD_INPUT
@@ -226,6 +230,7 @@ def run(args: argparse.Namespace) -> int:
         systems_file=spec.systems,
         config=config,
         scenarios=scenarios,
+        model_access=spec.model_access,
     )
     progress = CampaignProgress(len(plan), label=label, concurrency=concurrency, console=console)
     scheduler = Scheduler(
