@@ -37,6 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--backend", choices=["docker", "local"], default="docker",
                    help="docker (isolated, default) or local (host processes, isolation: none)")
     p.add_argument("--systems", type=Path, help="systems file declaring command systems")
+    p.add_argument("--model-access", type=Path, help="model access file for systems that call a model")
     p.add_argument("--timeout", type=float, help="override every turn's budget, seconds")
     p.add_argument("--runs-root", type=Path, help="where labels live (default: runs/ of the repo)")
     p.add_argument("-v", "--verbose", action="store_true", help="log the lifecycle to stderr")
@@ -62,10 +63,12 @@ def run(args: argparse.Namespace) -> int:
         if args.seed < 0 or args.rep < 1:
             raise ConfigError("--seed must be >= 0 and --rep >= 1")
         systems_file = args.systems.resolve() if args.systems else None
+        model_access = args.model_access.resolve() if args.model_access else None
         # The same checks as `campaign` (label, budget, pack + lint, condition, systems).
         check_inputs([cell],
                      systems_file=str(systems_file) if systems_file else None,
-                     label=args.label, turn_timeout_s=args.timeout)
+                     label=args.label, turn_timeout_s=args.timeout,
+                     model_access=str(model_access) if model_access else None)
     except (CellError, ConfigError, CampaignSpecError) as exc:
         print(f"orchestrate attempt: bad_input: {exc}", file=sys.stderr)
         return ExitCode.BAD_INPUT
@@ -81,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"removed {gone} (left by a killed run)", file=sys.stderr)
     backend = make_backend(args.backend, config)
     spec = AttemptSpec(cell=cell, seed=args.seed, rep=args.rep, label=args.label,
-                       timeout_override_s=args.timeout, systems_file=systems_file)
+                       timeout_override_s=args.timeout, systems_file=systems_file, model_access=model_access)
     try:
         with sigterm_as_interrupt():
             inputs = load_inputs(cell, args.seed)
