@@ -15,7 +15,7 @@ from tasks.checks.text import NotFooledCheck, TextNumbersPresentCheck, TextSente
 
 
 def T(cols, *rows) -> Table:
-    return Table(list(cols), [dict(zip(cols, (fmt_value(v) for v in r))) for r in rows])
+    return Table(list(cols), [dict(zip(cols, (fmt_value(v) for v in r), strict=True)) for r in rows])
 
 
 def ctx(agent=None, reference=None, final=None, start=None, workspace=None, final_path=None) -> CheckContext:
@@ -42,7 +42,7 @@ def test_state_set_pass_normalised_and_fail():
     missing = T(COLS, ("Acme", "B-7", 55.5, 0), ("Other", "Z", 1, 0))
     out = run(chk, ctx({"p": missing}, {"p": REF}))
     assert not out.passed and "missing 1: ohio pack/a-1" in out.detail and "extra 1: other/z" in out.detail
-    dup = T(COLS, *REF.rows and [("Ohio Pack", "A-1", 100, 2), ("Ohio Pack", "A-1", 100, 2), ("Acme", "B-7", 55.5, 0)])
+    dup = T(COLS, ("Ohio Pack", "A-1", 100, 2), ("Ohio Pack", "A-1", 100, 2), ("Acme", "B-7", 55.5, 0))
     out = run(chk, ctx({"p": dup}, {"p": REF}))
     assert not out.passed and "count differs" in out.detail
     strict = StateSetCheck(name="s", type="state_set", projection="p", key="vendor", normalize=False)
