@@ -297,7 +297,7 @@ def _crash_erp_when_asked(lab, how: str, done: threading.Event, seen: list[str])
 
 @pytest.mark.parametrize("how, expected", [("crash", "agent_error"), ("kill", "infra_error")])
 def test_an_erp_that_dies_after_the_agents_requests_is_the_agents_unless_the_engine_killed_it(lab, how, expected):
-    done, seen = threading.Event(), []
+    done, seen = threading.Event(), list[str]()
     t = threading.Thread(target=_crash_erp_when_asked, args=(lab, how, done, seen), daemon=True)
     t.start()
     try:

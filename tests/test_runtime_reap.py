@@ -107,7 +107,7 @@ def test_reap_tolerates_objects_that_vanish_while_it_lists_them(client, request)
     image = resolve_images(request).agent.tag
     campaign = f"{TEST_CAMPAIGN}-reaprace-{uuid.uuid4().hex[:6]}"
     labels = L.attempt_labels(campaign, "reap-race", "helper", L.Owner.current())
-    stop, errors = threading.Event(), []
+    stop, errors = threading.Event(), list[str]()
     churner = threading.Thread(target=_churn, args=(client, image, labels, stop, errors))
     churner.start()
     try:
