@@ -115,3 +115,26 @@ def test_fake_provider_access_from_the_example_file() -> None:
     assert real.providers["anthropic"].key_env == "ANTHROPIC_API_KEY" and real.budget.max_cost_usd == 10
     with pytest.raises(ModelAccessError, match="exactly one"):
         parse_model_access({"providers": {"anthropic": {"models": ["m"]}}}, "f")
+
+
+def test_gateway_cost_reaches_the_summary_and_the_report() -> None:
+    """The §8 metric: model cost per accepted attempt, from the gateway's figures of each attempt."""
+    from orchestrator.campaign.report import render_report
+    from orchestrator.campaign.summary import compute_summary
+
+    def line(rep: int, passed: bool, cost: float) -> dict:
+        rows = [row(1, "ok", input_tokens=100, output_tokens=10, prompt_tokens=100) | {"cost_usd": cost,
+                                                                                     "price_version": "2026-12-01"}]
+        return {"identity": {"cell": "claude-code:payment-run", "system": "claude-code", "task": "payment-run",
+                             "seed": 0, "rep": rep, "condition": "clean"},
+                "outcome": "graded", "passed": passed, "checks": [], "turns": [], "writes": {"total": 0, "self_reversed": 0},
+                "usage": attempt_usage(rows)}
+
+    lines = [line(1, True, 0.25), line(2, False, 0.5), line(3, True, 0.75)]
+    declaration = {"reps": 3, "seeds": [0], "cells": [{"cell": "claude-code:payment-run", "system": "claude-code",
+                                                       "task": "payment-run", "condition": "clean"}]}
+    summary = compute_summary(lines, declaration)
+    cost = summary["cells"]["claude-code:payment-run"]["cost"]
+    assert cost["cost_usd_total"] == 1.5 and cost["accepted"] == 2 and cost["cost_per_accepted_usd"] == 0.75
+    html = render_report("gw", summary, lines, None)
+    assert "$0.7500" in html
