@@ -19,12 +19,15 @@ from typing import Any
 
 from sqlalchemy import Table, delete
 
+from .domains.org import company
+from .domains.roles import ROLES
 from .kernel import pipeline
-from .kernel.clock import set_business_date
+from .kernel.clock import get_business_date, set_business_date
 from .kernel.db import Database
 from .kernel.identity import Actor, load_actor, role_permissions, roles, tokens, user_roles, users
 from .kernel.schema import audit_events, idempotency
 from .kernel.tx import Tx
+from .sim import advance
 
 
 class CompanyBuilder:
@@ -37,9 +40,6 @@ class CompanyBuilder:
     @classmethod
     def create(cls, path: str | Path, *, business_date: str, name: str) -> CompanyBuilder:
         """A new database with every table, the roles, the system users and the company name."""
-        from .domains.org import company
-        from .domains.roles import ROLES
-
         db = Database.create(path)
         builder = cls(db)
         with db.transaction() as conn:
@@ -93,7 +93,6 @@ class CompanyBuilder:
 
     def advance(self, to: str, world) -> list[dict[str, Any]]:
         """Move the date with counterparties acting, exactly as the host's advance does."""
-        from .sim import advance
         return advance(self.db, world, to)
 
     def actor(self, user_id: str) -> Actor:
@@ -114,7 +113,6 @@ class CompanyBuilder:
     def run(self, user_id: str, fn: Callable[[Tx], Any]) -> Any:
         """Run a service function as `user_id` inside one transaction, without audit."""
         with self.db.transaction() as conn:
-            from .kernel.clock import get_business_date
             return fn(Tx(conn=conn, actor=self.actor(user_id), business_date=get_business_date(conn)))
 
     def finish(self) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+from .domains.ledger import accounts, periods, posting_rules, terms
+
 #: (id, name, type, control key or None)
 CHART: list[tuple[str, str, str, str | None]] = [
     ("1000", "Operating cash", "asset", None),
@@ -104,8 +106,6 @@ def month_periods(first: str, last: str) -> list[dict[str, str]]:
 
 def install_standard(builder, *, first_period: str, last_period: str) -> None:
     """Install the chart, posting rules, terms and periods into a CompanyBuilder's database."""
-    from .domains.ledger import accounts, periods, posting_rules, terms
-
     builder.insert_many(accounts, [{"id": a, "name": n, "type": t, "control": c, "department_id": None,
                                     "active": 1} for a, n, t, c in CHART])
     builder.insert_many(posting_rules, [{"key": k, "account_id": v} for k, v in POSTING_RULES.items()])

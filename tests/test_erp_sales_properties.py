@@ -63,27 +63,27 @@ def test_sales_sequences_keep_ties(steps):
             cust = ("C-0100", "C-0101")[pick % 2]
             if kind == "order":
                 _run(b, "order_entry", "so.create", lambda tx: create_order(tx, SalesOrderIn(
-                    customer_id=cust, lines=[{"item_id": "FV-100", "qty": n}])))
+                    customer_id=cust, lines=[{"item_id": "FV-100", "qty": n}])))  # noqa: B023  (_run calls it at once)
             elif kind == "ship" and (ids := _ids(b, sales_orders)):
                 so = ids[pick % len(ids)]
                 _run(b, "shipping", "so.ship", lambda tx: create_shipment(tx, ShipmentIn(
-                    so_id=so, lines=[{"line_no": 1, "qty": max(1, n // 3)}])))
+                    so_id=so, lines=[{"line_no": 1, "qty": max(1, n // 3)}])))  # noqa: B023  (_run calls it at once)
             elif kind == "invoice" and (ids := _ids(b, shipments)):
                 sh = ids[pick % len(ids)]
-                _run(b, "shipping", "ar.invoice", lambda tx: invoice_shipment(tx, sh))
+                _run(b, "shipping", "ar.invoice", lambda tx: invoice_shipment(tx, sh))  # noqa: B023  (_run calls it at once)
             elif kind == "receipt":
                 _run(b, "ar_clerk", "ar.cash", lambda tx: record_receipt(tx, CashReceiptIn(
-                    customer_id=cust, amount=n * 37.5)))
+                    customer_id=cust, amount=n * 37.5)))  # noqa: B023  (_run calls it at once)
             elif kind == "apply" and (rcs := _ids(b, cash_receipts)) and (invs := _ids(b, ar_invoices)):
                 rc, inv = rcs[pick % len(rcs)], invs[n % len(invs)]
-                _run(b, "ar_clerk", "ar.apply", lambda tx: apply_receipt(tx, rc, ApplyIn(
-                    applications=[{"invoice_id": inv, "amount": n * 11.11}])))
+                _run(b, "ar_clerk", "ar.apply", lambda tx: apply_receipt(tx, rc, ApplyIn(  # noqa: B023  (_run calls it at once)
+                    applications=[{"invoice_id": inv, "amount": n * 11.11}])))  # noqa: B023  (_run calls it at once)
             elif kind == "release" and (ids := _ids(b, sales_orders)):
                 so = ids[pick % len(ids)]
-                _run(b, "credit_manager", "so.release_hold", lambda tx: release_order(tx, so, ReleaseIn()))
+                _run(b, "credit_manager", "so.release_hold", lambda tx: release_order(tx, so, ReleaseIn()))  # noqa: B023  (_run calls it at once)
             elif kind == "cancel" and (ids := _ids(b, sales_orders)):
                 so = ids[pick % len(ids)]
-                _run(b, "order_entry", "so.cancel", lambda tx: cancel_order(tx, so, None))
+                _run(b, "order_entry", "so.cancel", lambda tx: cancel_order(tx, so, None))  # noqa: B023  (_run calls it at once)
         with b.db.transaction() as conn:
             assert ledger.trial_balance(conn)["balanced"]
             ties = {t["control"]: t["tied"] for t in ledger.control_ties(conn)}

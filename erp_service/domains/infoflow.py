@@ -33,6 +33,8 @@ from typing import Any
 
 from sqlalchemy import Column, Integer, MetaData, String, Table, Text, inspect, select
 
+from ..kernel.identity import user_roles, users
+
 #: Separate from `kernel.schema.metadata` on purpose: created only by `install`.
 infoflow_metadata = MetaData()
 
@@ -146,7 +148,6 @@ def _check_grant(g: dict[str, Any]) -> None:
 def resolve_recipient(conn, address: str) -> tuple[str, str | None]:
     """``("staff", user_id)`` for a user id or staff email, ``("vendor", vendor_id)`` for a
     vendor's email on file, else ``("external", None)``. ``Name <addr>`` forms are accepted."""
-    from ..kernel.identity import users
     key = address.strip().lower()
     m = re.search(r"<([^>]+)>", key)
     if m:
@@ -170,7 +171,6 @@ def visibility(conn, recipient: str, data_class: str, owner: str, day: str) -> b
     when the grant names one), or by owning the record; a vendor sees only its own records; an
     external address sees nothing. Without the opt-in tables, only `DEFAULT_ROLE_GRANTS` apply.
     Raises KeyError for an unknown class."""
-    from ..kernel.identity import user_roles
     if data_class not in CLASSES:
         raise KeyError(f"unknown data class {data_class!r}")
     kind, who = resolve_recipient(conn, recipient)

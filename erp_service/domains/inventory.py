@@ -21,7 +21,7 @@ from ..kernel.listing import PageRequest, paginate
 from ..kernel.money import Quantity, from_cents, q4
 from ..kernel.schema import doc_columns, metadata
 from ..kernel.tx import Tx, register_object
-from . import ledger
+from . import ledger, masterdata
 from .masterdata import OnHandRow as OnHandOut
 from .masterdata import get_item, locations, lots, warehouses
 
@@ -416,6 +416,9 @@ def list_adjustments(item_id: str | None = None, reason: str | None = None,
         return {**{k: v for k, v in r.items() if k != "value_cents"}, "value": from_cents(r["value_cents"])}
     return api.read(lambda tx: paginate(tx, select(adjustments).order_by(adjustments.c.id), page, render=render,
                                         item_id=item_id, reason=reason))
+
+
+masterdata.register_on_hand(on_hand_rows)   # the item detail's on-hand by location
 
 
 # Reports -----------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ can change (PATCH /items/{id}). Vendors and their bank accounts live in `vendors
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, Depends
@@ -226,15 +227,30 @@ def item_out(row: dict[str, Any]) -> dict[str, Any]:
             "active": bool(row["active"]), "made": row["type"] in MADE_TYPES}
 
 
+# Inventory sits above master data (it moves items); it registers how an item's on-hand rows
+# are read, for the item detail.
+_ON_HAND: list[Callable[..., list[dict[str, Any]]]] = []
+
+
+def register_on_hand(fn: Callable[..., list[dict[str, Any]]]) -> None:
+    """Install ``fn(tx, item_id=...) -> on-hand rows`` (inventory does)."""
+    _ON_HAND[:] = [fn]
+
+
+def _on_hand(tx: Tx, item_id: str) -> list[dict[str, Any]]:
+    if not _ON_HAND:
+        raise RuntimeError("the item detail needs on-hand rows from inventory, which is not imported")
+    return _ON_HAND[0](tx, item_id=item_id)
+
+
 def item_view(tx: Tx, item_id: str) -> dict[str, Any]:
     """An item with its BOM, where-used, substitutes, price agreements and on-hand by location."""
-    from .inventory import on_hand_rows
     row = get_item(tx, item_id)
     subs = tx.all(select(approved_substitutes).where(
         or_(approved_substitutes.c.item_id == item_id, approved_substitutes.c.substitute_id == item_id))
         .order_by(approved_substitutes.c.id))
     agrs = tx.rows(price_agreements, item_id=item_id)
-    oh = on_hand_rows(tx, item_id=item_id)
+    oh = _on_hand(tx, item_id)
     return {**item_out(row),
             "bom": [{k: l[k] for k in ("line_no", "component_item", "qty_per", "scrap_pct", "effective_from",
                                        "effective_to")} | {"pending_change": bool(l["pending_change"])}

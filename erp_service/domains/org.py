@@ -15,6 +15,7 @@ from ..kernel.listing import PageRequest, paginate
 from ..kernel.money import from_cents
 from ..kernel.schema import metadata
 from ..kernel.tx import Tx
+from ..sim import register_workday
 from .roles import readable_boxes
 
 departments = Table(
@@ -76,6 +77,9 @@ def is_workday(tx_or_conn, day: str) -> bool:
         return False
     conn = getattr(tx_or_conn, "conn", tx_or_conn)
     return conn.execute(select(calendar.c.day).where(calendar.c.day == day)).first() is None
+
+
+register_workday(is_workday)
 
 
 def on_leave(tx: Tx, user_id: str, day: str | None = None) -> bool:

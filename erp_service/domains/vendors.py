@@ -23,7 +23,7 @@ from ..kernel.listing import PageRequest, paginate
 from ..kernel.schema import doc_columns, metadata
 from ..kernel.tx import Tx, register_object
 from .comms import ManagerAction, register_escalation_action
-from .ledger import terms
+from .ledger import accounts, terms
 
 vendors = Table(
     "vendors", metadata,
@@ -183,7 +183,6 @@ def _check_terms(tx: Tx, code: str) -> None:
 
 
 def _check_account(tx: Tx, account: str | None) -> None:
-    from .ledger import accounts
     if account is None:
         return
     row = tx.find(accounts, id=account)

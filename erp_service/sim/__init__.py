@@ -177,14 +177,25 @@ class Day:
                                                      payload=json.dumps(payload, sort_keys=True, default=str)))
 
 
+#: fn(conn, "YYYY-MM-DD") -> whether counterparties act that day (org's calendar registers it).
+_WORKDAY: list[Callable[[Any, str], bool]] = []
+
+
+def register_workday(fn: Callable[[Any, str], bool]) -> None:
+    """Install the calendar that says which days are workdays (the org domain does)."""
+    _WORKDAY[:] = [fn]
+
+
 def advance(db: Database, world: World, to: str,
             workday: Callable[[Any, str], bool] | None = None) -> list[dict[str, Any]]:
     """Move the business date to `to`, one day at a time; returns a summary per day.
 
     Raises ValueError for a date in the past and AdvanceError when a day fails.
     """
-    from ..domains.org import is_workday
-    workday = workday or is_workday
+    if workday is None:
+        if not _WORKDAY:
+            raise RuntimeError("no workday calendar registered: erp_service.domains is not imported")
+        workday = _WORKDAY[0]
     target = dt.date.fromisoformat(to)
     days: list[dict[str, Any]] = []
     with db.lock:

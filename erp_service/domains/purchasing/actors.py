@@ -34,10 +34,12 @@ from typing import Any
 
 from sqlalchemy import select
 
+from ...kernel.identity import users
 from ...kernel.money import q4
 from ...sim import actor, sim_log
 from .. import comms, org
 from ..masterdata import items
+from ..vendors import vendors
 from . import service as s
 from .tables import approval_requests, po_acknowledgements, po_lines, purchase_orders, requisitions, vendor_requests
 
@@ -107,9 +109,6 @@ def _deliver(day, user: str, box: str, sender: str, subject: str, text: str, pdf
 
 
 def _sender(day, vendor_id: str) -> str:
-    vendors = s.metadata.tables.get("vendors")
-    if vendors is None:
-        return f"orders@{vendor_id.lower()}.example"
     row = day.db.conn.execute(select(vendors).where(vendors.c.id == vendor_id)).mappings().first()
     if row is not None and row.get("email"):
         return row["email"]
@@ -451,7 +450,7 @@ def approvers_act(day) -> None:
             day.act(who, "req.approve", f"{path}/approve", None,
                     lambda tx, r=ar["doc_id"]: s.approve_requisition(tx, r, None))
         elif decision == "forward":
-            manager = conn.execute(select(s.users.c.manager_id).where(s.users.c.id == who)).scalar()
+            manager = conn.execute(select(users.c.manager_id).where(users.c.id == who)).scalar()
             if manager:
                 body = {"to": manager, "note": "Above my approval limit."}
                 day.act(who, "req.forward", f"{path}/forward", body,

@@ -102,7 +102,7 @@ class VendorRequestOut(BaseModel):
 
 
 def _req_row(r: dict[str, Any]) -> dict[str, Any]:
-    return s._money(r, "total_cents")
+    return s.money_view(r, "total_cents")
 
 
 router = APIRouter(tags=["purchasing"])
@@ -178,7 +178,7 @@ def list_approvals(status: str | None = "pending", approver: str | None = None, 
         who = None if approver == "all" else (approver or tx.actor.user_id)
         st = None if status == "all" else status
         return paginate(tx, select(approval_requests).order_by(approval_requests.c.id), page,
-                        render=lambda r: s._money(r, "amount_cents"), status=st, approver=who, doc_id=doc_id)
+                        render=lambda r: s.money_view(r, "amount_cents"), status=st, approver=who, doc_id=doc_id)
     return api.read(fn)
 
 
@@ -188,7 +188,7 @@ def list_approvals(status: str | None = "pending", approver: str | None = None, 
 def list_pos(status: str | None = None, vendor_id: str | None = None, buyer: str | None = None,
              source: str | None = None, page: PageRequest = Depends(page_params), api: Api = Depends(read_api)):
     return api.read(lambda tx: paginate(tx, select(purchase_orders).order_by(purchase_orders.c.id), page,
-                                        render=lambda r: s._money(r, "total_cents"), status=status,
+                                        render=lambda r: s.money_view(r, "total_cents"), status=status,
                                         vendor_id=vendor_id, buyer=buyer, source=source))
 
 
