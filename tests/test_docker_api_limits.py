@@ -62,7 +62,9 @@ def test_classify(method, path, lane):
     assert classify(method, "http+docker://localhost" + path) == lane  # without the version prefix
 
 
-def _run_concurrently(limiter: DockerApiLimiter, lane: str, n: int, release: threading.Event, entered: list) -> list[threading.Thread]:
+def _run_concurrently(
+    limiter: DockerApiLimiter, lane: str, n: int, release: threading.Event, entered: list
+) -> list[threading.Thread]:
     lock = threading.Lock()
 
     def fake_send():

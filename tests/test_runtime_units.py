@@ -138,7 +138,8 @@ def test_topology_rules():
     assert topo.networks_of("erp") == ["attempt", "control"]
     assert topo.networks["attempt"].options["com.docker.network.bridge.inhibit_ipv4"] == "true"
     assert not topo.networks["egress"].build  # declared for later work
-    bad = {"networks": {"attempt": {"build": True, "internal": True}, "control": {"build": True, "internal": True, "members": ["erp", "agent"]}}}
+    bad = {"networks": {"attempt": {"build": True, "internal": True},
+                        "control": {"build": True, "internal": True, "members": ["erp", "agent"]}}}
     with pytest.raises(TopologyError, match="never join the control"):
         _parse(bad)
 

@@ -21,9 +21,7 @@ networks with fixed addresses, filled through the archive API (so secrets never 
 from __future__ import annotations
 
 import logging
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +35,17 @@ from networks.topology import NetworkSpec, load_topology
 from orchestrator import labels as L
 from orchestrator.archives import Entry, build_tar, safe_extract, stream_file, tree_entries
 from orchestrator.backends.base import AttemptContext, Backend, Sandbox, TurnLaunch, TurnRun
+from orchestrator.backends.docker_containers import (
+    CANCEL_GRACE_S,
+    NO_IPV6,
+    PYTHON,
+    ROUTE_FIX,
+    TURN_ENTRYPOINT,
+    LogFollower,
+    engine_error,
+    post_mortem_of,
+    uid_gid,
+)
 from orchestrator.backends.docker_limits import limit_client, process_limiter
 from orchestrator.backends.services import ServiceEndpoints, ServiceSpec, ServiceSpecError
 from orchestrator.cancel_watch import CancelWatch
@@ -52,66 +61,7 @@ from orchestrator.integrity import ServiceDeath
 from orchestrator.reaper import reap
 from orchestrator.volume_quota import start_keeper, tmpfs_volume_options
 
-# A cancelled turn gets this long (s) between SIGTERM and SIGKILL (a budget's end gets kill_grace_s).
-CANCEL_GRACE_S = 2
-
 log = logging.getLogger(__name__)
-
-PYTHON = "/opt/venv/bin/python"
-TURN_ENTRYPOINT = [PYTHON, "-m", "agent_sandbox.turn"]
-# Run as root with NET_ADMIN in the holder's namespace; prints the default routes left (none).
-ROUTE_FIX = (
-    "ip -4 route del default 2>/dev/null; ip -6 route del default 2>/dev/null; ip -4 route show default; ip -6 route show default"
-)
-NO_IPV6 = {"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1"}
-
-
-def _uid_gid(user: str) -> tuple[int, int]:
-    uid, _, gid = user.partition(":")
-    return int(uid), int(gid or uid)
-
-
-def _engine(what: str, phase: Phase) -> Callable[[Exception], EngineError]:
-    def wrap(exc: Exception) -> EngineError:
-        return EngineError(f"{what}: {type(exc).__name__}: {exc}", phase=phase)
-
-    return wrap
-
-
-def post_mortem_of(container, tail: int = 60) -> PostMortem:
-    """Inspect a (possibly dead) container; never raises."""
-    name = getattr(container, "name", "?")
-    try:
-        container.reload()
-        state = container.attrs.get("State", {})
-        logs = container.logs(tail=tail).decode("utf-8", "replace")
-        return PostMortem(
-            name=name,
-            status=state.get("Status"),
-            exit_code=state.get("ExitCode"),
-            oom_killed=state.get("OOMKilled"),
-            error=state.get("Error") or None,
-            last_logs=logs,
-        )
-    except Exception as exc:  # noqa: BLE001 — a post-mortem reports, it does not fail
-        return PostMortem(name=name, error=f"inspect failed: {exc}")
-
-
-class _LogFollower(threading.Thread):
-    """Appends a container's log stream to a host file until the container stops."""
-
-    def __init__(self, container, path: Path):
-        super().__init__(name=f"logs-{container.name}", daemon=True)
-        self.container, self.path = container, path
-
-    def run(self) -> None:
-        try:
-            with open(self.path, "ab") as fh:
-                for chunk in self.container.logs(stream=True, follow=True, stdout=True, stderr=True):
-                    fh.write(chunk)
-                    fh.flush()
-        except Exception as exc:  # noqa: BLE001 — the container went away; logs are best effort
-            log.debug("log follower %s ended: %s", self.container.name, exc)
 
 
 class DockerBackend(Backend):
@@ -222,7 +172,7 @@ class DockerBackend(Backend):
         except SubnetsExhausted as exc:  # the range is full: the infrastructure's limit, not the agent's
             raise InfraError(f"{type(exc).__name__}: {exc}", phase=Phase.OPEN) from exc
         except docker.errors.DockerException as exc:
-            raise _engine(f"create network {name}", Phase.OPEN)(exc) from exc
+            raise engine_error(f"create network {name}", Phase.OPEN)(exc) from exc
 
     def open_attempt(self, ctx: AttemptContext) -> DockerSandbox:
         sandbox = DockerSandbox(self, ctx)
@@ -251,7 +201,7 @@ class DockerSandbox(Sandbox):
         self.blocks: dict[str, Block] = {}
         self.volumes: dict[str, Any] = {}
         self.containers: dict[str, Any] = {}  # role -> container (each service by name, netns, helper, turn-<n>)
-        self._followers: list[_LogFollower] = []
+        self._followers: list[LogFollower] = []
         self.addresses: dict[str, dict[str, str]] = {}  # service -> network role -> IPv4
 
     def labels(self, role: str) -> dict[str, str]:
@@ -263,7 +213,7 @@ class DockerSandbox(Sandbox):
         """The networks topology.yaml builds (attempt, control), the workspace volume, the netns."""
         for spec in self.backend.topology.built():
             self.ensure_network(spec.role)
-        self._create_volume("workspace", self.config.workspace_volume_bytes, _uid_gid(self.config.agent_user))
+        self._create_volume("workspace", self.config.workspace_volume_bytes, uid_gid(self.config.agent_user))
         self._helper()  # holds the workspace's quota volume mounted for the whole attempt
         self._start_netns_holder()
 
@@ -283,7 +233,7 @@ class DockerSandbox(Sandbox):
             self.volumes[role] = self.client.volumes.create(f"{self.prefix}-{role}", labels=self.labels(role),
                                                             driver="local", driver_opts=opts)
         except docker.errors.DockerException as exc:
-            raise _engine(f"create volume {role}", Phase.OPEN)(exc) from exc
+            raise engine_error(f"create volume {role}", Phase.OPEN)(exc) from exc
         return self.volumes[role]
 
     def _start_netns_holder(self) -> None:
@@ -380,7 +330,7 @@ class DockerSandbox(Sandbox):
         addresses = {role: self.blocks[role].host(offset) for role in roles}
         self.addresses[spec.name] = addresses
         user = spec.user or cfg.erp_user
-        uid, gid = _uid_gid(user)
+        uid, gid = uid_gid(user)
         data = f"{cp.service_data_mount}/{spec.name}"  # the volume root belongs to root: a folder the user owns
         entries = [Entry(spec.name, None, uid, gid, 0o700)]
         entries += [Entry(f"{spec.name}/{f.path}", f.data, uid, gid, f.mode) for f in spec.files]
@@ -415,7 +365,7 @@ class DockerSandbox(Sandbox):
         except docker.errors.DockerException as exc:
             pm = [post_mortem_of(container)] if container is not None else []
             raise ContainerStartError(f"{spec.name} container: {exc}", phase=Phase.SERVICES, post_mortems=pm) from exc
-        follower = _LogFollower(container, self.ctx.paths.service_log(spec.log_name))
+        follower = LogFollower(container, self.ctx.paths.service_log(spec.log_name))
         follower.start()
         self._followers.append(follower)
         return ServiceEndpoints(spec.name, {li.name: f"http://{addresses[li.network]}:{li.port}" for li in spec.listeners})
@@ -429,7 +379,7 @@ class DockerSandbox(Sandbox):
         except docker.errors.NotFound:
             return False
         except docker.errors.DockerException as exc:
-            raise _engine(f"inspect {name}", Phase.TURN)(exc) from exc
+            raise engine_error(f"inspect {name}", Phase.TURN)(exc) from exc
         return container.status == "running"
 
     def service_post_mortem(self, name: str) -> PostMortem | None:
@@ -462,7 +412,7 @@ class DockerSandbox(Sandbox):
         except docker.errors.NotFound:
             pass
         except docker.errors.DockerException as exc:
-            raise _engine(f"stop {name}", Phase.FREEZE)(exc) from exc
+            raise engine_error(f"stop {name}", Phase.FREEZE)(exc) from exc
 
     # -- workspace -----------------------------------------------------------------------------
 
@@ -476,23 +426,23 @@ class DockerSandbox(Sandbox):
                     volume=self.volumes["workspace"].name, target=self.config.container_paths.workspace,
                     user=self.config.agent_user, init=self.backend.has_init)
             except docker.errors.DockerException as exc:
-                raise _engine("start the workspace keeper", Phase.OPEN)(exc) from exc
+                raise engine_error("start the workspace keeper", Phase.OPEN)(exc) from exc
         return self.containers["helper"]
 
     def seed_workspace(self, handbook_dir: Path) -> None:
-        uid, gid = _uid_gid(self.config.agent_user)
+        uid, gid = uid_gid(self.config.agent_user)
         try:
             entries = list(tree_entries(handbook_dir, "handbook", uid=uid, gid=gid))
             self._helper().put_archive(self.config.container_paths.workspace, build_tar(entries))
         except docker.errors.DockerException as exc:
-            raise _engine("copy handbook into workspace", Phase.SERVICES)(exc) from exc
+            raise engine_error("copy handbook into workspace", Phase.SERVICES)(exc) from exc
 
     def copy_workspace(self, dest: Path) -> None:
         try:
             stream, _stat = self._helper().get_archive(self.config.container_paths.workspace + "/.")
             skipped = safe_extract(stream_file(stream), dest, strip=0)
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-            raise _engine("copy workspace out", Phase.FREEZE)(exc) from exc
+            raise engine_error("copy workspace out", Phase.FREEZE)(exc) from exc
         if skipped:
             (self.ctx.paths.logs / "workspace-skipped.txt").write_text("\n".join(skipped) + "\n")
 
@@ -500,7 +450,7 @@ class DockerSandbox(Sandbox):
 
     def run_turn(self, turn: TurnLaunch) -> TurnRun:
         cfg, cp = self.config, self.config.container_paths
-        uid, gid = _uid_gid(cfg.agent_user)
+        uid, gid = uid_gid(cfg.agent_user)
         role = f"turn-{turn.n}"
         t0 = time.monotonic()
         container = None
@@ -548,7 +498,7 @@ class DockerSandbox(Sandbox):
             pms = [post_mortem_of(container)] if container is not None else []
             raise ContainerStartError(f"agent container of turn {turn.n}: {exc}", phase=Phase.TURN, post_mortems=pms) from exc
         started = time.monotonic()
-        follower = _LogFollower(container, turn.log_path)  # the turn's output reaches the host live
+        follower = LogFollower(container, turn.log_path)  # the turn's output reaches the host live
         follower.start()
         timed_out = False
         try:
@@ -559,13 +509,13 @@ class DockerSandbox(Sandbox):
         except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
             timed_out = True
         except docker.errors.DockerException as exc:
-            raise _engine(f"wait for turn {turn.n}", Phase.TURN)(exc) from exc
+            raise engine_error(f"wait for turn {turn.n}", Phase.TURN)(exc) from exc
         if timed_out:
             try:
                 # SIGTERM to docker-init (forwarded to the turn), SIGKILL of everything after the grace.
                 container.stop(timeout=max(1, int(cfg.kill_grace_s)))
             except docker.errors.DockerException as exc:
-                raise _engine(f"kill turn {turn.n}", Phase.TURN)(exc) from exc
+                raise engine_error(f"kill turn {turn.n}", Phase.TURN)(exc) from exc
         duration = time.monotonic() - started
         t_end = time.monotonic()
         pm = post_mortem_of(container, tail=200)
@@ -574,7 +524,7 @@ class DockerSandbox(Sandbox):
             stream, _ = container.get_archive(cp.turn_dir + "/.")
             skipped = safe_extract(stream_file(stream), turn.host_turn_dir, strip=0, max_bytes=512 * 2**20)
         except (docker.errors.DockerException, requests.exceptions.RequestException, ValueError) as exc:
-            raise _engine(f"copy out turn {turn.n}", Phase.TURN)(exc) from exc
+            raise engine_error(f"copy out turn {turn.n}", Phase.TURN)(exc) from exc
         self._remove_container(role)
         self._remove_container(f"{role}-keeper")
         self._remove_volume(role)

@@ -111,7 +111,7 @@ def _errors(result: dict[str, Any]) -> list[Any]:
 def _retry(index: int, folder: Path) -> dict[str, Any]:
     raw = (folder / "result.json").read_bytes() if (folder / "result.json").is_file() else None
     result = read_result(folder) if raw is not None else None
-    if result is None:
+    if raw is None or result is None:
         # A try with no result.json was cut short (the orchestrator was killed mid-attempt).
         return {"try": index, "outcome": "interrupted", "errors": [], "result_sha256": None}
     return {

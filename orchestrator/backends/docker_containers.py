@@ -1,0 +1,76 @@
+"""Container helpers of the docker backend: paths and options every container shares, the
+post-mortem of a (possibly dead) container, and the thread that follows a container's log."""
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from orchestrator.errors import EngineError, Phase, PostMortem
+
+log = logging.getLogger(__name__)
+
+# A cancelled turn gets this long (s) between SIGTERM and SIGKILL (a budget's end gets kill_grace_s).
+CANCEL_GRACE_S = 2
+
+log = logging.getLogger(__name__)
+
+PYTHON = "/opt/venv/bin/python"
+TURN_ENTRYPOINT = [PYTHON, "-m", "agent_sandbox.turn"]
+# Run as root with NET_ADMIN in the holder's namespace; prints the default routes left (none).
+ROUTE_FIX = (
+    "ip -4 route del default 2>/dev/null; ip -6 route del default 2>/dev/null; ip -4 route show default; ip -6 route show default"
+)
+NO_IPV6 = {"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1"}
+
+
+def uid_gid(user: str) -> tuple[int, int]:
+    """`"1000:1000"` -> (1000, 1000); a lone uid is also the gid."""
+    uid, _, gid = user.partition(":")
+    return int(uid), int(gid or uid)
+
+
+def engine_error(what: str, phase: Phase) -> Callable[[Exception], EngineError]:
+    """A converter from an engine client exception to an `EngineError` saying what failed."""
+    def wrap(exc: Exception) -> EngineError:
+        return EngineError(f"{what}: {type(exc).__name__}: {exc}", phase=phase)
+
+    return wrap
+
+
+def post_mortem_of(container: Any, tail: int = 60) -> PostMortem:
+    """Inspect a (possibly dead) container; never raises."""
+    name = getattr(container, "name", "?")
+    try:
+        container.reload()
+        state = container.attrs.get("State", {})
+        logs = container.logs(tail=tail).decode("utf-8", "replace")
+        return PostMortem(
+            name=name,
+            status=state.get("Status"),
+            exit_code=state.get("ExitCode"),
+            oom_killed=state.get("OOMKilled"),
+            error=state.get("Error") or None,
+            last_logs=logs,
+        )
+    except Exception as exc:  # noqa: BLE001 — a post-mortem reports, it does not fail
+        return PostMortem(name=name, error=f"inspect failed: {exc}")
+
+
+class LogFollower(threading.Thread):
+    """Appends a container's log stream to a host file until the container stops."""
+
+    def __init__(self, container: Any, path: Path):
+        super().__init__(name=f"logs-{container.name}", daemon=True)
+        self.container, self.path = container, path
+
+    def run(self) -> None:
+        try:
+            with open(self.path, "ab") as fh:
+                for chunk in self.container.logs(stream=True, follow=True, stdout=True, stderr=True):
+                    fh.write(chunk)
+                    fh.flush()
+        except Exception as exc:  # noqa: BLE001 — the container went away; logs are best effort
+            log.debug("log follower %s ended: %s", self.container.name, exc)
