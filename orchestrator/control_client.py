@@ -89,10 +89,3 @@ class ControlClient:
             raise ErpUnhealthy(f"GET /control/snapshot: {type(exc).__name__}: {exc}", phase=phase) from exc
         tmp.replace(dest)
         return size
-
-    def shutdown(self) -> None:
-        """Ask the ERP to exit (best effort: the process may close the connection while exiting)."""
-        try:
-            self._http.post("/control/shutdown", timeout=5.0)
-        except httpx.HTTPError:
-            pass

@@ -105,10 +105,6 @@ class ConfigError(ValueError):
     """Bad input from the user (cell, systems file, options): reported, never retried."""
 
 
-# Exception type names (module-qualified prefixes) that always mean infrastructure trouble.
-_INFRA_MODULE_PREFIXES = ("docker.", "requests.", "urllib3.", "httpx.", "httpcore.", "sqlite3")
-
-
 def classify_exception(exc: BaseException) -> AttemptOutcome:
     """Outcome for an exception that ended an attempt early.
 
@@ -120,12 +116,6 @@ def classify_exception(exc: BaseException) -> AttemptOutcome:
     if isinstance(exc, AttemptError):
         return exc.kind
     return "infra_error"
-
-
-def is_engine_exception(exc: BaseException) -> bool:
-    """True when the exception comes from the engine client or the HTTP stack."""
-    module = type(exc).__module__ + "."
-    return module.startswith(_INFRA_MODULE_PREFIXES)
 
 
 @dataclass(frozen=True)
