@@ -27,14 +27,17 @@ def broken_projection_root(tmp_path: Path) -> Path:
     return root
 
 
-def test_a_projection_with_an_sql_error_is_a_task_error(tmp_path, monkeypatch, capsys, broken_projection_root):
+@pytest.mark.parametrize("command", ["campaign", "attempt"])
+def test_a_projection_with_an_sql_error_is_a_task_error(tmp_path, monkeypatch, capsys, broken_projection_root, command):
     monkeypatch.setenv("PB_TASKS_ROOT", str(broken_projection_root))
     monkeypatch.setenv("PB_SCENARIO_CACHE", str(tmp_path / "cache"))
     runs = tmp_path / "runs"
-    code = main(["campaign", "--cells", "null:payment-run", "--backend", "local", "--runs-root", str(runs),
-                 "--label", "broken"])
+    common = ["--backend", "local", "--runs-root", str(runs), "--label", "broken"]
+    argv = {"campaign": ["campaign", "--cells", "null:payment-run"],
+            "attempt": ["attempt", "null:payment-run", "--seed", "0"]}[command]
+    code = main([*argv, *common])
     err = capsys.readouterr().err
     assert code == 4, err
     line = err.strip().splitlines()[-1]
-    assert line.startswith("orchestrate campaign: task_error:") and "no such table: vendor_bank_accountz" in line
+    assert line.startswith(f"orchestrate {command}: task_error:") and "no such table: vendor_bank_accountz" in line, line
     assert not (runs / "broken" / "campaign.json").exists()  # nothing declared for a pack that cannot run
