@@ -8,7 +8,6 @@ status/timeout/duration, usage, and SHA-256 of result.json, final.db and every w
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -22,19 +21,9 @@ from orchestrator.campaign.identity import (
     retry_dirs,
     sha256_bytes,
 )
+from orchestrator.hashing import file_sha256
 
 LEDGER_FILE = "attempts.jsonl"
-
-
-def sha256_file(path: Path) -> str | None:
-    """Hex SHA-256 of a file's bytes, or None when it does not exist."""
-    if not path.is_file():
-        return None
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def workspace_hashes(workspace: Path) -> dict[str, str]:
@@ -47,7 +36,7 @@ def workspace_hashes(workspace: Path) -> dict[str, str]:
         if path.is_symlink():
             out[rel] = "symlink:" + sha256_bytes(str(path.readlink()).encode())
         elif path.is_file():
-            out[rel] = sha256_file(path) or ""
+            out[rel] = file_sha256(path) or ""
     return out
 
 
@@ -156,7 +145,7 @@ def build_line(ident: AttemptIdentity, folder: Path) -> dict[str, Any] | None:
         "timings": result.get("timings") or {},
         "hashes": {
             "result_json": sha256_bytes(raw),
-            "final_db": sha256_file(folder / "final.db"),
+            "final_db": file_sha256(folder / "final.db"),
             "canonical_db": res_hashes.get("canonical_db"),
             "workspace": workspace_hashes(folder / "workspace"),
         },
