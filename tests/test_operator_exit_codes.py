@@ -91,3 +91,10 @@ def test_failure_classes_of_typical_exceptions():
         pass
 
     assert failure_for(ScenarioError("projection run_payments: no such column")).code == 4
+
+
+def test_the_docs_class_table_gives_each_class_its_code():
+    import re
+
+    rows = re.findall(r"^\| (\d+) \| `([a-z_]+)` \|", DOC.read_text(), flags=re.M)
+    assert {name: int(code) for code, name in rows} == {f.value: int(f.code) for f in Failure}
