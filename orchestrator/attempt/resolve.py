@@ -19,10 +19,10 @@ from erp_service.faults import FaultSpecError, parse_fault_spec
 from orchestrator.attempt.records import AttemptSpec, ScenarioInput, TaskInput
 from orchestrator.backends.base import Mount
 from orchestrator.cells import CLEAN
+from orchestrator.config import ContainerPaths
 from orchestrator.errors import ConfigError, TaskError
 from orchestrator.mount_check import ProtectedPlace, check_system_mounts, runtime_places
 
-POLICY_TARGET = "/opt/policy/policies.py"
 REQUIRED_META = ("grading_date", "agent_token", "agent_user")
 
 
@@ -50,10 +50,11 @@ class Resolved:
 
 
 def resolve(spec: AttemptSpec, task: TaskInput, scenario: ScenarioInput,
-            places: tuple[ProtectedPlace, ...] | None = None) -> Resolved:
+            places: tuple[ProtectedPlace, ...] | None = None, *, policy_dir: str = ContainerPaths().policy_dir) -> Resolved:
     """Resolve `spec` against `task` and `scenario`; `ConfigError` / `TaskError` as described above.
     A systems file's mounts are refused when their host side would show a protected place
-    (`places`, default `mount_check.runtime_places()`) or the host itself to the agent."""
+    (`places`, default `mount_check.runtime_places()`) or the host itself to the agent. A scripted
+    policy's module is mounted as `<policy_dir>/policies.py`."""
     faults = _faults(spec, task)
     meta, turns = _scenario(scenario)
     cell = spec.cell
@@ -61,7 +62,7 @@ def resolve(spec: AttemptSpec, task: TaskInput, scenario: ScenarioInput,
         module = Path(task.policies_module)
         if cell.system != "null" and not module.is_file():
             raise TaskError(f"task {cell.task!r} has no policies module at {module}")
-        mounts: tuple[Mount, ...] = (Mount(module, POLICY_TARGET),) if module.is_file() else ()
+        mounts: tuple[Mount, ...] = (Mount(module, f"{policy_dir}/policies.py"),) if module.is_file() else ()
 
         def policy_json(policy_path: str | None) -> dict[str, Any]:
             return S.policy_system_json(cell.system, policy_path)

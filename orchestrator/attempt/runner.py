@@ -172,7 +172,8 @@ class AttemptRun:
         try:
             with self.clock.phase(Phase.RESOLVE):
                 places = runtime_places(self.config, getattr(self.scenario, "dir", None))
-                self.resolved = resolve(self.spec, self.task, self.scenario, places)
+                policy_dir = self.config.container_paths.policy_dir
+                self.resolved = resolve(self.spec, self.task, self.scenario, places, policy_dir=policy_dir)
         except ConfigError:
             raise  # the user's input: nothing started, nothing recorded
         except Exception as exc:  # noqa: BLE001 — a task or scenario bug (e.g. ScenarioError): recorded below
