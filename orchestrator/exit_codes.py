@@ -239,8 +239,9 @@ def failure_for(exc: BaseException) -> Ending:
                                                  "(set PB_TRACEBACK=1 to see the traceback)"))
 
 
-def check_engine(timeout_s: float = 10.0) -> None:
-    """Raise `EngineUnavailable` unless the container engine answers a ping."""
+def check_engine(timeout_s: float = 10.0, *, has_local_backend: bool = False) -> None:
+    """Raise `EngineUnavailable` unless the container engine answers a ping (the message points
+    at `--backend local` for the commands that have one)."""
     import docker
 
     try:
@@ -252,7 +253,8 @@ def check_engine(timeout_s: float = 10.0) -> None:
     except Exception as exc:  # noqa: BLE001 — every way of not answering is the same to the user
         root = next((e for e in _chain(exc) if isinstance(e, OSError) and e.strerror), None)
         why = root.strerror if isinstance(root, OSError) else one_line(str(exc), 160)
+        hint = " (or use --backend local)" if has_local_backend else ""
         raise EngineUnavailable(
             f"the container engine is unavailable at {docker_host()} ({why}); start the Docker daemon "
-            "or point DOCKER_HOST at it (or use --backend local where the command has one)"
+            f"or point DOCKER_HOST at it{hint}"
         ) from exc

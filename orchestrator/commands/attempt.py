@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"orchestrate attempt: bad_input: {exc}", file=sys.stderr)
         return ExitCode.BAD_INPUT
     if args.backend == "docker":
-        check_engine()  # EngineUnavailable: one line and exit 3 (orchestrator.cli)
+        check_engine(has_local_backend=True)  # EngineUnavailable: one line and exit 3 (orchestrator.cli)
     overrides: dict[str, object] = {"campaign": args.label}
     if args.runs_root:
         overrides["runs_root"] = args.runs_root.resolve()

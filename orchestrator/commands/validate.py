@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"orchestrate validate: bad_input: {exc}", file=sys.stderr)
             return ExitCode.BAD_INPUT
     if args.backend == "docker":
-        check_engine()
+        check_engine(has_local_backend=True)
     rep = run_validation(tasks, args.seeds, strict=args.strict, faults=args.faults, backend=args.backend,
                          runs_root=args.runs_root.resolve() if args.runs_root else None, keep=args.keep,
                          concurrency=max(1, args.concurrency))
