@@ -145,3 +145,35 @@ def test_a_cancel_reaches_a_blocking_wait_within_a_second():
     with CancelWatch(None, lambda: None) as watch:  # no event: nothing to watch
         pass
     assert not watch.fired
+
+
+@pytest.mark.slow
+def test_one_sigint_during_a_long_turn_ends_orchestrate_attempt(tmp_path: Path):
+    if reason := _ready():
+        pytest.skip(reason)
+    systems, _ = _sleeper(tmp_path)
+    runs, scratch = tmp_path / "runs", tmp_path / "scratch"
+    cmd = [sys.executable, "-m", "orchestrator.cli", "attempt", "sleeper:payment-run", "--seed", "0",
+           "--backend", "local", "--systems", str(systems), "--timeout", "150", "--runs-root", str(runs)]
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PB_SCRATCH_ROOT": str(scratch)}
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and proc.poll() is None and not any(runs.glob("*/*/seed-*/rep-*/turns/1/prompt.txt")):
+            time.sleep(0.2)
+        assert proc.poll() is None
+        time.sleep(3)
+        t0 = time.monotonic()
+        os.kill(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        took = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130 and took < 10, (took, err.decode()[-2000:])
+    assert "interrupted" in err.decode()
+    assert not list(scratch.iterdir()) if scratch.exists() else True  # the sandbox was removed
+    result = json.loads(next(runs.glob("*/*/seed-*/rep-*/result.json")).read_text())
+    assert result["error"]["kind"] == "interrupted"
