@@ -82,6 +82,9 @@ def resolve(spec: AttemptSpec, task: TaskInput, scenario: ScenarioInput,
         known = ", ".join(sorted(systems)) or "none"
         raise ConfigError(f"system {cell.system!r} is not in {spec.systems_file} (known: {known})")
     system = systems[cell.system]
+    if system.calls_model and spec.model_access is None:
+        raise ConfigError(f"system {cell.system!r} calls a model: give --model-access FILE "
+                          "(see agent_sandbox/examples/model-access.yaml)")
     mounts = tuple(Mount(Path(m.source), m.target) for m in system.mounts)
     for m in mounts:
         if not m.source.exists():
