@@ -91,6 +91,7 @@ class ServiceSpec:
     user: str | None = None  # "uid:gid" inside the container; None = config.erp_user
     limits: Limits | None = None  # None = config.erp_limits
     address_offset: int | None = None  # host offset in each subnet; None = topology `addresses[name]`
+    aliases: tuple[str, ...] = ()  # names the agent resolves on the attempt network (docker), e.g. model-gateway
     stop_timeout_s: float = 10.0  # SIGTERM, then SIGKILL after this
 
     def __post_init__(self) -> None:
