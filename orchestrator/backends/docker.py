@@ -353,13 +353,15 @@ class DockerSandbox(Sandbox):
                 tmpfs={cp.tmp: f"rw,nosuid,nodev,size={cfg.tmpfs_size}"},
                 sysctls=NO_IPV6,
                 network=nets[first].name,
-                networking_config={nets[first].name: self.client.api.create_endpoint_config(ipv4_address=addresses[first])},
+                networking_config={nets[first].name: self.client.api.create_endpoint_config(
+                    ipv4_address=addresses[first], aliases=list(spec.aliases) if first == "attempt" and spec.aliases else None)},
                 **self._hardening(spec.limits or cfg.erp_limits, user),
             )
             self.containers[spec.name] = container
             # API 1.41 joins one network at create; the others (fixed addresses too) before start.
             for role in others:
-                nets[role].connect(container, ipv4_address=addresses[role])
+                nets[role].connect(container, ipv4_address=addresses[role],
+                                   aliases=list(spec.aliases) if role == "attempt" and spec.aliases else None)
             container.put_archive(cp.service_data_mount, build_tar(entries))
             container.start()
         except docker.errors.DockerException as exc:
