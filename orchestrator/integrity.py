@@ -60,12 +60,16 @@ class ServiceDeath:
         """True unless the engine ended the container from outside."""
         return not self.external
 
+    def _verbs(self) -> list[str]:
+        """The event actions without their details (an exec's command line), in order."""
+        return [action.split(":", 1)[0] for action in self.events]
+
     def reason(self, turn: int) -> str:
         """One sentence for the record."""
         how = "ran out of memory" if self.oom_killed else f"exited with code {self.exit_code}"
         if self.agents_doing:
             return (f"the {self.service} died during turn {turn}, after the agent's requests: it {how}, "
-                    f"and nothing outside ended it (engine events: {', '.join(self.events) or 'none'})")
+                    f"and nothing outside ended it (engine events: {', '.join(self._verbs()) or 'none'})")
         return f"the {self.service} was {', '.join(self.external)} from outside during turn {turn} (it {how})"
 
 

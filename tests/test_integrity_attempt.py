@@ -267,6 +267,7 @@ def test_a_child_killed_for_memory_in_a_normal_turn_is_recorded_and_the_attempt_
     assert probe_report(attempt(lab, "oom_child"), 1)["child_returncode"] == -9
     first = rec["turns"][0]
     assert first["exit_code"] == 0 and first["oom_killed"] is True, first
+    assert any("killed for memory" in note for note in first["notes"]), first["notes"]
 
 
 def _crash_erp_when_asked(lab, how: str, done: threading.Event, seen: list[str]) -> None:
@@ -311,7 +312,10 @@ def test_an_erp_that_dies_after_the_agents_requests_is_the_agents_unless_the_eng
     assert probe_report(run, 1)["erp_gone"] is True   # the agent saw its ERP die
     assert rec["outcome"] == expected, (rec["outcome"], rec.get("error"))
     text = json.dumps(rec.get("error") or {})
+    notes = rec["turns"][0]["notes"]
     if how == "crash":
         assert "after the agent" in text, text
+        assert any("died during turn 1, after the agent's requests" in n for n in notes), notes
     else:
         assert "killed" in text, text
+        assert any("kill signal=9 from outside" in n for n in notes), notes
