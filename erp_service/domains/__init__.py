@@ -6,7 +6,7 @@ import importlib
 
 #: Domain modules, in OpenAPI order. A module that does not exist yet is skipped.
 DOMAIN_MODULES = [
-    "org", "ledger", "journal", "masterdata", "vendors", "purchasing", "receiving", "payables", "payments",
+    "org", "ledger", "journal", "journal_review", "masterdata", "vendors", "purchasing", "receiving", "payables", "payments",
     "banking",
     "sales", "receivables", "inventory", "manufacturing", "planning", "comms", "infoflow",
     "reports", "audit_api",
