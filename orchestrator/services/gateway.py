@@ -67,13 +67,12 @@ class GatewayEndpoints:
 
     @classmethod
     def of(cls, endpoints: ServiceEndpoints, *, local: bool = False) -> GatewayEndpoints:
-        """From what `Sandbox.start_service` returned.
-
-        The agent gets the proxy's fixed address (offset `addresses.gateway` of its attempt
-        subnet, port 8080), not the name `model-gateway`: the backend gives services no network
-        alias yet, and the agent's namespace resolves no other name. The gateway answers both."""
+        """From what `Sandbox.start_service` returned. In containers the agent uses the fixed
+        name `http://model-gateway:8080` (an alias on the attempt network); with the local
+        backend, where the agent is a host process, the proxy's loopback address."""
         proxy = endpoints.url(PROXY)
-        return cls(control_url=endpoints.url(CONTROL), proxy_url=proxy, agent_url=proxy)
+        agent = proxy if local else f"http://{GATEWAY_HOST}:{PROXY_PORT}"
+        return cls(control_url=endpoints.url(CONTROL), proxy_url=proxy, agent_url=agent)
 
 
 def gateway_service(launch: GatewayLaunch, config: RuntimeConfig) -> ServiceSpec:
@@ -108,6 +107,7 @@ def gateway_service(launch: GatewayLaunch, config: RuntimeConfig) -> ServiceSpec
                            timeout_s=config.erp_ready_timeout_s),
         user=GATEWAY_USER,
         stop_timeout_s=config.stop_timeout_s,
+        aliases=(GATEWAY_HOST,),
     )
 
 
