@@ -94,7 +94,10 @@ def systems_identity(cells: list[Cell], systems_file: str | None, model_access: 
         if model_access is None:
             raise CampaignSpecError("systems: a system that calls a model needs --model-access FILE")
         try:
-            access = load_model_access(Path(model_access)).identity()
+            loaded = load_model_access(Path(model_access))
+            for provider in loaded.providers.values():
+                provider.read_key()  # a key source that gives nothing is refused now, not per attempt
+            access = loaded.identity()
         except ModelAccessError as exc:
             raise CampaignSpecError(f"model_access: {exc}") from None
         dump = {k: dict(v, model_access=access) if defined[k].calls_model else v for k, v in dump.items()}
