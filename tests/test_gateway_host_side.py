@@ -138,3 +138,18 @@ def test_gateway_cost_reaches_the_summary_and_the_report() -> None:
     assert cost["cost_usd_total"] == 1.5 and cost["accepted"] == 2 and cost["cost_per_accepted_usd"] == 0.75
     html = render_report("gw", summary, lines, None)
     assert "$0.7500" in html
+
+
+def test_campaign_refuses_a_key_source_that_gives_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from orchestrator.campaign.runtime import systems_identity
+    from orchestrator.campaign.spec import CampaignSpecError
+    from orchestrator.cells import parse_cell
+
+    example = Path(__file__).resolve().parents[1] / "agent_sandbox" / "examples" / "model-access.yaml"
+    cells = [parse_cell("claude-code:payment-run")]
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(CampaignSpecError, match="ANTHROPIC_API_KEY is not set"):
+        systems_identity(cells, None, str(example))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-" + "x" * 20)
+    ident = systems_identity(cells, None, str(example))
+    assert "sk-test" not in json.dumps(ident)
