@@ -63,6 +63,8 @@ def test_declared_revisions_count_like_reversed_receipts(tmp_path):
     found = _rule(ctx, {"revised": [{"ref": "INV-77", "on": "2026-11-01"}, {"ref": "RCV-10091", "on": "2026-10-30"}]})
     # RCV-10091's revision is the day JE-2 was prepared: JE-2 was written knowing it.
     assert [(f.refs["entry"], f.refs["status"]) for f in found] == [("JE-1", "submitted")]
+    as_text = _rule(ctx, {"revised": "INV-77@2026-11-01, RCV-10091@2026-10-30"})
+    assert [f.refs for f in as_text] == [f.refs for f in found]
 
 
 def test_bad_params_and_missing_tables_are_errors(tmp_path):
@@ -70,6 +72,8 @@ def test_bad_params_and_missing_tables_are_errors(tmp_path):
     with pytest.raises(ValueError, match="revised\\[0\\] needs 'ref' and 'on'"):
         _rule(ctx, {"revised": [{"ref": "RCV-1"}]})
     with pytest.raises(ValueError, match="must be a list"):
+        _rule(ctx, {"revised": 7})
+    with pytest.raises(ValueError, match="REF@DATE"):
         _rule(ctx, {"revised": "RCV-1"})
     empty = AuditContext(events=[], db=sqlite3.connect(tmp_path / "empty.db"), agent_user="omar", agent_token_id="t")
     with pytest.raises(ValueError, match="journal_entries"):

@@ -7,7 +7,8 @@ document's id as a whole token in its memo or in one of its line memos (`RCV-100
 
 - it is a receipt reversed on that date (read from the final database), or
 - the check declares it: `params["revised"] = [{"ref": "RCV-10087", "on": "2026-11-02"}, ...]`
-  (any document id; typically a `'{truth:...}'` placeholder filled from truth.json).
+  or, the form a `'{truth:...}'` placeholder fills in (truth values are scalars), the text
+  `"RCV-10087@2026-11-02, INV-77@2026-11-01"` (any document ids).
 
 Each of the agent's entries that is still live (submitted, approved or posted — not draft,
 returned or reversed), prepared before its source's revision date, and not itself a reversal
@@ -40,12 +41,15 @@ SELECT id, reversed_on FROM receipts WHERE status = 'reversed' AND reversed_on I
 def _declared(params: dict[str, Any]) -> dict[str, str]:
     """ref -> revision date from `params["revised"]`; a clear error for a malformed list."""
     raw = params.get("revised") or []
+    if isinstance(raw, str):
+        raw = [dict(zip(("ref", "on"), (p.strip() for p in part.split("@", 1)), strict=False))
+               for part in raw.split(",") if part.strip()]
     if not isinstance(raw, list):
         raise ValueError(f"stale_derived_entry: 'revised' must be a list of {{ref, on}}, got {type(raw).__name__}")
     out: dict[str, str] = {}
     for n, item in enumerate(raw):
         if not isinstance(item, dict) or not item.get("ref") or not item.get("on"):
-            raise ValueError(f"stale_derived_entry: revised[{n}] needs 'ref' and 'on', got {item!r}")
+            raise ValueError(f"stale_derived_entry: revised[{n}] needs 'ref' and 'on' (or 'REF@DATE' text), got {item!r}")
         out[str(item["ref"])] = str(item["on"])
     return out
 
