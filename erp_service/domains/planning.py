@@ -54,13 +54,13 @@ mrp_suggestions = Table(
     "mrp_suggestions", metadata,
     Column("id", String, primary_key=True),               # SUG-10001
     Column("run_id", String, nullable=False, index=True),
-    Column("kind", String, nullable=False),               # planned_po | planned_wo | expedite | cancel
+    Column("kind", String, nullable=False),               # planned_po | planned_wo | expedite | defer | cancel
     Column("item_id", String, nullable=False),
     Column("qty", Float, nullable=False),
     Column("due_date", String, nullable=False),
     Column("release_date", String, nullable=False),
     Column("vendor_id", String),
-    Column("po_id", String),                              # expedite / cancel: the order concerned
+    Column("po_id", String),                              # expedite / defer / cancel: the order concerned
     Column("po_line", Integer),
     Column("wo_id", String),
     Column("current_date", String),                       # expedite: when the supply is due now
@@ -69,14 +69,17 @@ mrp_suggestions = Table(
     Column("released_doc", String),
     Column("released_by", String),
     Column("released_on", String),
-    Column("note", Text),
+    Column("note", Text),                                 # "late: ..." when the lead time is already past
     Column("created_wall", String),
 )
 
 register_object("mrp_run", mrp_runs)
 register_object("mrp_suggestion", mrp_suggestions)
 
-SUGGESTION_KINDS = ("planned_po", "planned_wo", "expedite", "cancel")
+SUGGESTION_KINDS = ("planned_po", "planned_wo", "expedite", "defer", "cancel")
+#: A scheduled receipt due this many days or more before it is needed (and due inside the
+#: firm window) is a *defer* action message; an earlier receipt is not worth moving.
+DEFER_DAYS = 14
 
 
 class MrpRunIn(In):
@@ -190,35 +193,35 @@ def run_mrp(tx: Tx, body: MrpRunIn) -> dict[str, Any]:
             left = q4(wo["qty"] - wo["qty_completed"])
             if left > EPS:
                 supplies.append({"date": max(wo["due_date"], today), "qty": left, "wo_id": wo["id"], "used": False})
-        supplies.sort(key=lambda s: (s["date"], s.get("po_id") or s.get("wo_id")))
+        supplies.sort(key=lambda s: (s["date"], s.get("po_id") or s.get("wo_id"), s.get("po_line") or 0))
         projected = balance(tx, item_id)
         safety = float(item["safety_stock"] or 0)
+        # Supplies are taken when a shortage needs them, earliest first: one that is due long
+        # before it is needed can be deferred, one due after it is needed is expedited.
         # Start with today: a balance already below safety stock is a shortage now.
         events = [(today, 0.0, "start")] + demand
         for day, qty, _src in events:
-            for s in supplies:
-                if not s["used"] and s["date"] <= day:
-                    s["used"] = True
-                    projected += s["qty"]
             projected -= qty
             while projected < safety - EPS:
-                later = next((s for s in supplies if not s["used"]), None)
-                if later is not None and later.get("po_id"):
-                    later["used"] = True
-                    projected += later["qty"]
-                    count += _suggest(tx, run["id"], "expedite", item, later["qty"], day, day, firm_until,
-                                      po_id=later["po_id"], po_line=later["po_line"], current_date=later["date"])
-                    continue
-                if later is not None:
-                    later["used"] = True
-                    projected += later["qty"]
+                nxt = next((s for s in supplies if not s["used"]), None)
+                if nxt is not None:
+                    nxt["used"] = True
+                    projected += nxt["qty"]
+                    if nxt.get("po_id") and nxt["date"] > day:
+                        count += _suggest(tx, run["id"], "expedite", item, nxt["qty"], day, day, firm_until,
+                                          po_id=nxt["po_id"], po_line=nxt["po_line"], current_date=nxt["date"])
+                    elif nxt.get("po_id") and nxt["date"] < _add(day, -DEFER_DAYS) and nxt["date"] <= firm_until:
+                        count += _suggest(tx, run["id"], "defer", item, nxt["qty"], day, today, firm_until,
+                                          po_id=nxt["po_id"], po_line=nxt["po_line"], current_date=nxt["date"])
                     continue
                 need = safety - projected
                 qty_order = _order_qty(item, need)
                 made = item["type"] in MADE_TYPES
-                release = max(_add(day, -int(item["lead_time_days"] or 0)), today)
+                ideal = _add(day, -int(item["lead_time_days"] or 0))
+                release = max(ideal, today)
+                note = f"late: the lead time needed release on {ideal}" if ideal < today else None
                 count += _suggest(tx, run["id"], "planned_wo" if made else "planned_po", item, qty_order, day,
-                                  release, firm_until)
+                                  release, firm_until, note=note)
                 projected += qty_order
                 if made:
                     for c in explode(tx, item_id, qty_order, release):
@@ -242,7 +245,7 @@ def _order_qty(item: dict[str, Any], need: float) -> float:
 def _suggest(tx: Tx, run_id: str, kind: str, item: dict[str, Any], qty: float, due: str, release: str,
              firm_until: str, **extra: Any) -> int:
     vendor = item["preferred_vendor"] if kind == "planned_po" else None
-    if kind in ("expedite", "cancel"):
+    if kind in ("expedite", "defer", "cancel"):
         vendor = tx.scalar(select(purchase_orders.c.vendor_id).where(purchase_orders.c.id == extra["po_id"]))
     tx.insert(mrp_suggestions, id=tx.next_id("SUG"), run_id=run_id, kind=kind, item_id=item["id"], qty=q4(qty),
               due_date=due, release_date=release, vendor_id=vendor, firm=1 if release <= firm_until else 0,
@@ -262,7 +265,7 @@ def run_view(tx: Tx, run_id: str) -> dict[str, Any]:
 
 def release_suggestion(tx: Tx, sug_id: str, body: ReleaseIn | None) -> dict[str, Any]:
     """planned_po → a PO created and sent to the vendor; planned_wo → a planned work order;
-    expedite/cancel → a vendor request for the PO line."""
+    expedite/defer/cancel → a vendor request for the PO line (at the suggestion's date)."""
     sug = tx.get(mrp_suggestions, sug_id, "mrp_suggestion")
     if sug["status"] != "open":
         raise refused("bad_status", f"Suggestion {sug_id} is {sug['status']}; only an open suggestion can be released.",
@@ -289,10 +292,10 @@ def release_suggestion(tx: Tx, sug_id: str, body: ReleaseIn | None) -> dict[str,
                                                note=f"Released from MRP suggestion {sug_id}"), source="mrp")
         doc = wo["id"]
     else:
-        kind = "expedite" if sug["kind"] == "expedite" else "cancel"
+        kind = sug["kind"]
         vr = ps.create_vendor_request(tx, ps.VendorRequestIn(
             kind=kind, po_id=sug["po_id"], po_line=sug["po_line"],
-            requested_date=dt.date.fromisoformat(due) if kind == "expedite" else None,
+            requested_date=dt.date.fromisoformat(due) if kind in ("expedite", "defer") else None,
             reason="mrp", note=f"From MRP suggestion {sug_id}"))
         doc = vr["id"]
     tx.update(mrp_suggestions, sug_id, status="released", released_doc=doc, released_by=tx.actor.user_id,
@@ -302,7 +305,8 @@ def release_suggestion(tx: Tx, sug_id: str, body: ReleaseIn | None) -> dict[str,
 
 def suggestion_out(row: dict[str, Any]) -> dict[str, Any]:
     """A suggestion as the API shows it."""
-    return {**{k: v for k, v in row.items() if k != "created_wall"}, "firm": bool(row["firm"])}
+    return {**{k: v for k, v in row.items() if k != "created_wall"}, "firm": bool(row["firm"]),
+            "late": bool(row["note"] and str(row["note"]).startswith("late:"))}
 
 
 # Routes ----------------------------------------------------------------------------------------
@@ -336,6 +340,7 @@ class SuggestionOut(BaseModel):
     wo_id: str | None = None
     current_date: str | None = None
     firm: bool
+    late: bool = False
     status: str
     released_doc: str | None = None
     released_by: str | None = None
@@ -383,7 +388,7 @@ def list_suggestions(run_id: str | None = None, kind: str | None = None, item_id
 @router.post("/mrp/suggestions/{sug_id}/release", operation_id="mrp.release", status_code=201,
              response_model=Envelope[SuggestionOut],
              summary="Release a suggestion: planned PO → created and sent PO; planned WO → planned work order; "
-                     "expedite/cancel → vendor request")
+                     "expedite/defer/cancel → vendor request")
 def post_release(sug_id: str, body: ReleaseIn | None = None, api: Api = Depends(write_api)):
     return api.write(lambda tx: release_suggestion(tx, sug_id, body))
 
