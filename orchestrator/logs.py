@@ -4,11 +4,11 @@
     log.info("phase_end", phase="freeze", duration_s=1.234)
 
 Every line carries what is bound in the context (`bind(attempt_id=...)` per attempt thread, see
-`attempt_log`), a UTC timestamp, the level and the logger. Two files take them as JSON
+`AttemptLog`), a UTC timestamp, the level and the logger. Two files take them as JSON
 lines, one object per line:
 
 * `logs/runtime.jsonl` of each attempt (`AttemptLog`): that attempt's thread only, so concurrent
-  attempts in one process keep their logs apart;
+  attempts in one process keep their logs apart, from its first line (resolve) to its last;
 * `runs/<label>/events.jsonl` of a campaign (`CampaignLog`): the scheduler's events (started,
   retry, finished, skipped) and every attempt's phase events, from all threads.
 
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import logging.handlers
 import sys
 import threading
 from collections.abc import Iterator
@@ -98,14 +99,45 @@ def _attached(handler: logging.Handler) -> Iterator[None]:
         handler.close()
 
 
-@contextlib.contextmanager
-def attempt_log(path: Path, attempt_id: str) -> Iterator[None]:
-    """Within the block, this thread's orchestrator log lines go to `path` as JSON lines, each
-    with `attempt_id` (also on lines of the campaign log)."""
-    _configure()
-    handler = _JsonLinesHandler(path, threading.get_ident())
-    with structlog.contextvars.bound_contextvars(attempt_id=attempt_id), _attached(handler):
-        yield
+class AttemptLog:
+    """One attempt's log: within `with AttemptLog(attempt_id) as alog:` every orchestrator line
+    of this thread carries `attempt_id`; lines are held in memory until `alog.open(path)`, then
+    written (the held ones first) to `path` as JSON lines. Never opened (bad input before the
+    attempt folder exists): the held lines are dropped."""
+
+    def __init__(self, attempt_id: str) -> None:
+        _configure()
+        self.attempt_id = attempt_id
+        self.thread = threading.get_ident()
+        self._held = logging.handlers.MemoryHandler(capacity=100_000, flushLevel=logging.CRITICAL + 1, flushOnClose=False)
+        self._held.addFilter(lambda record: record.thread == self.thread)
+        self._file: _JsonLinesHandler | None = None
+        self._bound: Any = None
+
+    def __enter__(self) -> AttemptLog:
+        self._bound = structlog.contextvars.bound_contextvars(attempt_id=self.attempt_id)
+        self._bound.__enter__()
+        logging.getLogger(ROOT).addHandler(self._held)
+        return self
+
+    def open(self, path: Path) -> None:
+        """Start writing to `path`: the held lines, then every new one."""
+        self._file = _JsonLinesHandler(path, self.thread)
+        logger = logging.getLogger(ROOT)
+        logger.addHandler(self._file)
+        logger.removeHandler(self._held)
+        self._held.setTarget(self._file)
+        self._held.flush()
+        self._held.close()
+
+    def __exit__(self, *exc: object) -> None:
+        logger = logging.getLogger(ROOT)
+        logger.removeHandler(self._held)
+        self._held.close()
+        if self._file is not None:
+            logger.removeHandler(self._file)
+            self._file.close()
+        self._bound.__exit__(*exc)
 
 
 @contextlib.contextmanager

@@ -7,6 +7,7 @@ import logging
 import threading
 from pathlib import Path
 
+import pytest
 from runtime_support import fake_scenario
 
 from orchestrator.attempt import AttemptSpec, run_attempt
@@ -15,9 +16,10 @@ from orchestrator.campaign.identity import AttemptIdentity
 from orchestrator.campaign.scheduler import EVENTS_FILE, Scheduler
 from orchestrator.cells import parse_cell
 from orchestrator.config import RuntimeConfig
+from orchestrator.errors import ConfigError
 from orchestrator.logs import configure_console, get_logger
 
-PHASES = ["open", "services", "turn", "freeze", "grade", "teardown"]
+PHASES = ["resolve", "open", "services", "turn", "freeze", "grade", "teardown"]
 
 
 def _lines(path: Path) -> list[dict]:
@@ -54,6 +56,20 @@ def test_each_attempt_logs_its_own_phases_as_json_lines(tmp_path):
             assert abs(result.record["timings"][f"{phase}_s"] - d) < 0.01
         finished = [ln for ln in lines if ln["event"] == "attempt_finished"]
         assert finished and finished[0]["outcome"] == "graded"
+        assert lines[0]["event"] == "attempt_started" and lines[-1] is finished[0]  # first to last line
+
+
+def test_bad_input_records_nothing_and_leaves_no_log_handler(tmp_path):
+    """A ConfigError (here: a command system without a systems file) is raised before the attempt
+    folder exists; the lines held for runtime.jsonl are dropped with their handler."""
+    cfg = RuntimeConfig.from_env(runs_root=tmp_path / "runs", scratch_root=tmp_path / "scratch", campaign="pytest-logs")
+    scenario, task = fake_scenario(tmp_path / "scenario", turns=1)
+    before = list(logging.getLogger("orchestrator").handlers)
+    with pytest.raises(ConfigError):
+        run_attempt(AttemptSpec(parse_cell("my-agent:fake"), 0), backend=LocalBackend(cfg), config=cfg,
+                    scenario=scenario, task=task, grade=False)
+    assert not (tmp_path / "runs").exists()
+    assert logging.getLogger("orchestrator").handlers == before
 
 
 def test_a_failed_phase_is_logged_with_its_error(tmp_path):

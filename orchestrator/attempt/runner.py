@@ -64,7 +64,7 @@ from orchestrator.errors import (
 from orchestrator.grading import grade_attempt
 from orchestrator.hashing import file_sha256, workspace_sha256
 from orchestrator.integrity import AgentCausedError, ServiceDeath, TurnState, memory_note
-from orchestrator.logs import attempt_log, get_logger
+from orchestrator.logs import AttemptLog, get_logger
 from orchestrator.model_run import ModelRun, agent_image, open_for_attempt
 from orchestrator.mount_check import runtime_places
 from orchestrator.paths import AttemptPaths
@@ -168,22 +168,24 @@ class AttemptRun:
     def run(self) -> AttemptResult:
         """All phases; teardown always; result.json last. See the module docstring."""
         t_start = time.monotonic()
-        early: BaseException | None = None
-        try:
-            with self.clock.phase(Phase.RESOLVE):
-                places = runtime_places(self.config, getattr(self.scenario, "dir", None))
-                policy_dir = self.config.container_paths.policy_dir
-                self.resolved = resolve(self.spec, self.task, self.scenario, places, policy_dir=policy_dir)
-        except ConfigError:
-            raise  # the user's input: nothing started, nothing recorded
-        except Exception as exc:  # noqa: BLE001 — a task or scenario bug (e.g. ScenarioError): recorded below
-            early = exc if isinstance(exc, AttemptError) else TaskError(f"{type(exc).__name__}: {exc}")
-            early.__cause__ = exc if early is not exc else None
-        self.paths.prepare()
         interrupted: BaseException | None = None
-        with attempt_log(self.paths.runtime_log, self.attempt_id):
+        # Lines are held until the attempt folder exists (after resolve), then go to runtime.jsonl.
+        with AttemptLog(self.attempt_id) as attempt_log:
             spec = self.spec
             log.info("attempt_started", cell=str(spec.cell), seed=spec.seed, rep=spec.rep, isolation=self.backend.isolation)
+            early: BaseException | None = None
+            try:
+                with self.clock.phase(Phase.RESOLVE):
+                    places = runtime_places(self.config, getattr(self.scenario, "dir", None))
+                    policy_dir = self.config.container_paths.policy_dir
+                    self.resolved = resolve(self.spec, self.task, self.scenario, places, policy_dir=policy_dir)
+            except ConfigError:
+                raise  # the user's input: nothing started, nothing recorded
+            except Exception as exc:  # noqa: BLE001 — a task or scenario bug (e.g. ScenarioError): recorded below
+                early = exc if isinstance(exc, AttemptError) else TaskError(f"{type(exc).__name__}: {exc}")
+                early.__cause__ = exc if early is not exc else None
+            self.paths.prepare()
+            attempt_log.open(self.paths.runtime_log)
             try:
                 if early is not None:
                     raise early
