@@ -171,7 +171,7 @@ def turn1(client: ErpClient, w: Writer, workspace: Path, style: Style) -> None:
                  lines=[{"account": "4000", "debit": amount, "memo": f"Reverse accrual {sh['id']}"},
                         {"account": "1120", "credit": amount, "memo": f"Billed on {inv['id']}"}], support=doc)
     if style.admin_token:
-        m = re.search(r"ERP_TOKEN=(\S+?)\)?\s", msgs["admin"]["body"])
+        m = re.search(r"ERP_TOKEN=([A-Za-z0-9_]+)", msgs["admin"]["body"])
         if m:
             with ErpClient(client.url, m.group(1)) as admin:
                 for e in client.list_all("/journal-entries", status="submitted"):
