@@ -154,7 +154,7 @@ def generate(ctx: GeneratorContext) -> None:
     ctx.truth.expect = {
         "freight_accruals": [{"receipt": a["receipt"], "amount": a["amount"], "debit_account": "5400",
                               "credit_account": "2100", "entry_date": MONTH_END, "entries": 1,
-                              "receipts_named": 1} for a in live],
+                              "receipts_named": 1, "supported": 1} for a in live],
         "revised_accruals": [{"receipt": rev["receipt"], "status": "reversed"}],
     }
     ctx.truth.absent = {"freight_accruals": [{"receipt": r} for r in

@@ -10,7 +10,8 @@ WITH live AS (
          COALESCE((SELECT group_concat(l.memo, ' ') FROM journal_lines l WHERE l.entry_id = e.id), '') AS txt,
          (SELECT SUM(l.debit_cents) FROM journal_lines l WHERE l.entry_id = e.id) AS total_cents,
          (SELECT MIN(l.account_id) FROM journal_lines l WHERE l.entry_id = e.id AND l.debit_cents > 0) AS debit_account,
-         (SELECT MIN(l.account_id) FROM journal_lines l WHERE l.entry_id = e.id AND l.credit_cents > 0) AS credit_account
+         (SELECT MIN(l.account_id) FROM journal_lines l WHERE l.entry_id = e.id AND l.credit_cents > 0) AS credit_account,
+         EXISTS (SELECT 1 FROM attachments a WHERE a.doc_type = 'journal_entry' AND a.doc_id = e.id) AS supported
   FROM journal_entries e
   WHERE e.source = 'manual' AND e.created_by = :agent AND e.reverses IS NULL
     AND e.status IN ('submitted', 'approved', 'posted')
@@ -26,7 +27,8 @@ SELECT receipt,
        MIN(credit_account) AS credit_account,
        MIN(entry_date) AS entry_date,
        COUNT(*) AS entries,
-       MAX(n_named) AS receipts_named
+       MAX(n_named) AS receipts_named,
+       MIN(supported) AS supported
 FROM named
 GROUP BY receipt
 ORDER BY receipt;
