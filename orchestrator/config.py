@@ -93,10 +93,15 @@ class RuntimeConfig(BaseModel):
     # calls (wait, attach, followed logs, events) hold no slot.
     docker_api_slots: int = Field(default=8, ge=1)
     docker_api_teardown_slots: int = Field(default=4, ge=1)
+    # Admission of the expensive starts (orchestrator/admission.py): at most `start_slots` service
+    # starts (create → healthy) run at once on the host, across every orchestrator sharing
+    # `admission_root` (PB_START_SLOTS, PB_ADMISSION_ROOT); the rest queue, outside any deadline.
+    start_slots: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1), ge=1)
+    admission_root: Path = REPO_ROOT / ".cache" / "admission"
 
     # Timeouts (seconds).
     docker_api_timeout_s: float = 120.0
-    erp_ready_timeout_s: float = 60.0
+    erp_ready_timeout_s: float = 60.0  # a service's health wait without progress (see HealthCheck)
     control_timeout_s: float = 30.0
     advance_timeout_s: float = 300.0
     snapshot_timeout_s: float = 120.0
@@ -138,6 +143,10 @@ class RuntimeConfig(BaseModel):
             env["campaign"] = v
         if v := os.environ.get("PB_DOCKER_API_SLOTS"):
             env["docker_api_slots"] = v  # validated (and converted) by the model
+        if v := os.environ.get("PB_START_SLOTS"):
+            env["start_slots"] = v
+        if v := os.environ.get("PB_ADMISSION_ROOT"):
+            env["admission_root"] = Path(v)
         env.update(overrides)
         return cls.model_validate(env)
 
