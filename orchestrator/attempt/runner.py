@@ -260,6 +260,13 @@ class AttemptRun:
 
     def start_services(self) -> None:
         """The ERP up and healthy, its audit and fault streams followed, the handbook in place."""
+        try:
+            self._start_services()
+        finally:  # time queued for host-wide start slots (orchestrator/admission.py), outside every deadline
+            queued = getattr(self.sandbox, "queued_s", None) or {}
+            self.clock.timings["services_queued_s"] = float(sum(queued.values()))
+
+    def _start_services(self) -> None:
         with self.clock.phase(Phase.SERVICES):
             self.checkpoint()
             sandbox, resolved = self._require("sandbox"), self._require("resolved")
