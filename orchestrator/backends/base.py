@@ -24,12 +24,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.admission import Held, StartSlots
 from orchestrator.backends.services import ServiceEndpoints, ServiceSpec, ServiceSpecError, probe_health
 from orchestrator.errors import PostMortem, ServiceUnhealthy
 from orchestrator.integrity import ServiceDeath
 from orchestrator.paths import AttemptPaths
 
 _PREPARE_LOCK = threading.Lock()
+_PROGRESS_EVERY_S = 2.0  # how often a health wait samples the service's progress counters
+
+
+def _fmt(values: dict[str, float]) -> str:
+    return ", ".join(f"{k} {v:g}" for k, v in sorted(values.items()))
 
 
 @dataclass(frozen=True)
@@ -86,6 +92,11 @@ class Sandbox(abc.ABC):
 
     def __init__(self) -> None:
         self._services: dict[str, tuple[ServiceSpec, ServiceEndpoints]] = {}
+        # Host-wide admission of service starts (orchestrator/admission.py), set by the backend;
+        # a start holds a slot from `start_service` until `wait_service_healthy` ends.
+        self.admission: StartSlots | None = None
+        self._admitted: dict[str, Held] = {}
+        self.queued_s: dict[str, float] = {}  # service -> seconds its start waited for a slot
 
     # -- named services ------------------------------------------------------------------------
 
@@ -99,9 +110,35 @@ class Sandbox(abc.ABC):
         """
         if spec.name in self._services:
             raise ServiceSpecError(f"service {spec.name!r} is already started in this sandbox")
-        endpoints = self._start_service(spec)
+        if self.admission is not None:
+            held = self.admission.acquire()  # queueing, not failing: no deadline runs yet
+            self.queued_s[spec.name] = held.waited_s
+            self._admitted[spec.name] = held
+        try:
+            endpoints = self._start_service(spec)
+        except BaseException:
+            self._release_admission(spec.name)
+            raise
         self._services[spec.name] = (spec, endpoints)
+        if spec.health is None:
+            self._release_admission(spec.name)  # nothing to wait for: the start is over
         return endpoints
+
+    def _release_admission(self, name: str) -> None:
+        held = self._admitted.pop(name, None)
+        if held is not None:
+            held.release()
+
+    def release_admissions(self) -> None:
+        """Give back every start slot still held (a start abandoned before its health wait);
+        backends call this from `close`."""
+        for name in list(self._admitted):
+            self._release_admission(name)
+
+    def service_progress(self, name: str) -> dict[str, float] | None:
+        """Counters that grow while the service works (CPU seconds, log bytes); None when this
+        backend cannot tell. Never raises."""
+        return None
 
     @abc.abstractmethod
     def _start_service(self, spec: ServiceSpec) -> ServiceEndpoints:
@@ -141,23 +178,49 @@ class Sandbox(abc.ABC):
             raise error(f"service {name!r} is unhealthy: {problem}", post_mortems=self._pm(name))
 
     def wait_service_healthy(self, name: str, *, error: type[ServiceUnhealthy] = ServiceUnhealthy) -> None:
-        """Poll the health check until it passes, for at most the declared `timeout_s`; raise
-        `error` at once if the service exits meanwhile."""
+        """Poll the health check until it passes, while the service makes progress.
+
+        Raises `error` at once if the service exits; after `health.timeout_s` without progress
+        (`service_progress` unchanged: a hung start); after `health.max_wait_s` in all. A loaded
+        host slows a start down but never fails it while it works. Releases the start slot.
+        """
+        try:
+            self._wait_healthy(name, error)
+        finally:
+            self._release_admission(name)
+
+    def _wait_healthy(self, name: str, error: type[ServiceUnhealthy]) -> None:
         spec, endpoints = self._services[name]
-        if spec.health is None:
+        check = spec.health
+        if check is None:
             if not self.service_running(name):
                 self._raise_dead(name, error)
             return
-        end = time.monotonic() + spec.health.timeout_s
+        t0 = time.monotonic()
+        last_progress_at, progress = t0, self.service_progress(name)
+        next_sample = t0 + _PROGRESS_EVERY_S
         problem: str | None = "not probed"
-        while time.monotonic() < end:
+        while True:
+            now = time.monotonic()
             if not self.service_running(name):
-                self._raise_dead(name, error)
-            problem = probe_health(endpoints, spec.health)
+                self._raise_dead(name, error, waited_s=now - t0, last_problem=problem)
+            problem = probe_health(endpoints, check)
             if problem is None:
                 return
-            time.sleep(0.05)
-        raise error(f"service {name!r} not healthy after {spec.health.timeout_s:g}s: {problem}", post_mortems=self._pm(name))
+            now = time.monotonic()
+            if now >= next_sample:
+                sample = self.service_progress(name)
+                if sample is not None and sample != progress:
+                    last_progress_at, progress = now, sample
+                next_sample = now + _PROGRESS_EVERY_S
+            stalled_s, waited_s = now - last_progress_at, now - t0
+            if stalled_s >= check.timeout_s or waited_s >= check.max_wait_s:
+                why = (f"no progress for {stalled_s:.0f}s" if stalled_s >= check.timeout_s
+                       else f"still starting at the {check.max_wait_s:g}s cap")
+                seen = "progress not observable" if progress is None else f"last seen: {_fmt(progress)}"
+                raise error(f"service {name!r} not healthy after {waited_s:.0f}s ({why}; {seen}): {problem}",
+                            post_mortems=self._pm(name))
+            time.sleep(0.05 if waited_s < 2 else 0.25)
 
     def service_death(self, name: str, *, since: float) -> ServiceDeath | None:
         """How a service that is no longer running ended, from facts the agent cannot write
@@ -173,9 +236,12 @@ class Sandbox(abc.ABC):
         pm = self.service_post_mortem(name)
         return [pm] if pm is not None else []
 
-    def _raise_dead(self, name: str, error: type[ServiceUnhealthy]) -> None:
+    def _raise_dead(self, name: str, error: type[ServiceUnhealthy], *, waited_s: float | None = None,
+                    last_problem: str | None = None) -> None:
         pms = self._pm(name)
         detail = f" (exit {pms[0].exit_code}, OOM killed: {pms[0].oom_killed})" if pms else ""
+        if waited_s is not None:
+            detail += f", exited {waited_s:.1f}s into its health wait (last probe: {last_problem})"
         raise error(f"service {name!r} is not running{detail}", post_mortems=pms)
 
     # -- workspace and turns --------------------------------------------------------------------
