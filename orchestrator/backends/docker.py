@@ -33,6 +33,7 @@ from docker.types import IPAMConfig, IPAMPool
 from networks.subnets import Block, SubnetPool, SubnetsExhausted
 from networks.topology import NetworkSpec, load_topology
 from orchestrator import labels as L
+from orchestrator.admission import start_slots
 from orchestrator.archives import Entry, build_tar, safe_extract, stream_file, tree_entries
 from orchestrator.backends.base import AttemptContext, Backend, Sandbox, TurnLaunch, TurnRun
 from orchestrator.backends.docker_containers import (
@@ -203,6 +204,7 @@ class DockerSandbox(Sandbox):
         self.containers: dict[str, Any] = {}  # role -> container (each service by name, netns, helper, turn-<n>)
         self._followers: list[LogFollower] = []
         self.addresses: dict[str, dict[str, str]] = {}  # service -> network role -> IPv4
+        self.admission = start_slots(self.config)  # host-wide: service starts queue here
 
     def labels(self, role: str) -> dict[str, str]:
         return L.attempt_labels(self.ctx.campaign, self.ctx.attempt_id, role, self.owner)
@@ -383,6 +385,22 @@ class DockerSandbox(Sandbox):
         except docker.errors.DockerException as exc:
             raise engine_error(f"inspect {name}", Phase.TURN)(exc) from exc
         return container.status == "running"
+
+    def service_progress(self, name: str) -> dict[str, float] | None:
+        """The container's CPU seconds (one-shot stats) and its log's size on the host."""
+        out: dict[str, float] = {}
+        container = self.containers.get(name)
+        if container is not None:
+            try:
+                stats = self.client.api.stats(container.id, stream=False, one_shot=True)
+                out["cpu_s"] = ((stats.get("cpu_stats") or {}).get("cpu_usage") or {}).get("total_usage", 0) / 1e9
+            except (docker.errors.DockerException, requests.exceptions.RequestException, ValueError):
+                pass
+        try:
+            out["log_bytes"] = float(self.ctx.paths.service_log(name).stat().st_size)
+        except OSError:
+            pass
+        return out or None
 
     def service_post_mortem(self, name: str) -> PostMortem | None:
         container = self.containers.get(name)
@@ -571,6 +589,7 @@ class DockerSandbox(Sandbox):
         return None
 
     def close(self) -> list[str]:
+        self.release_admissions()
         problems: list[str] = []
         for role in list(self.containers):
             if p := self._remove_container(role):
