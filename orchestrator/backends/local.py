@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from orchestrator.admission import start_slots
 from orchestrator.backends.base import AttemptContext, Backend, Mount, Sandbox, TurnLaunch, TurnRun
 from orchestrator.backends.services import ServiceEndpoints, ServiceSpec
 from orchestrator.cancel_watch import CancelWatch
@@ -97,6 +98,7 @@ class LocalSandbox(Sandbox):
         self.backend, self.config, self.ctx, self.root = backend, backend.config, ctx, root
         self.processes: dict[str, _Process] = {}
         self.workspace = root / "workspace"
+        self.admission = start_slots(self.config)  # host-wide: service starts queue here
 
     def _env_base(self) -> dict[str, str]:
         """A clean environment: the host's secrets stay out; the venv's bin is on PATH for `erp`."""
@@ -160,7 +162,7 @@ class LocalSandbox(Sandbox):
         self.processes[spec.name] = _Process(proc, log, reader, log_path)
         if not spec.ready_line:
             return ServiceEndpoints(spec.name, {n: f"http://{b}" for n, b in binds.items()})
-        got.wait(spec.ready_timeout_s)
+        self._wait_ready_line(spec, got)
         if not ready:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(1)  # stdout closed: let it finish exiting, so the post-mortem has its code
@@ -173,9 +175,41 @@ class LocalSandbox(Sandbox):
             raise ServiceUnhealthy(f"{spec.name}'s ready line has no URL for {missing}: {ready}")
         return ServiceEndpoints(spec.name, {li.name: str(ready[li.name]) for li in spec.listeners})
 
+    def _wait_ready_line(self, spec: ServiceSpec, got: threading.Event) -> None:
+        """Wait for the ready line while the process makes progress (a loaded host slows its
+        imports down): at most `ready_timeout_s` without progress, `health.max_wait_s` in all."""
+        cap = spec.health.max_wait_s if spec.health is not None else spec.ready_timeout_s
+        t0 = last_at = time.monotonic()
+        progress = self.service_progress(spec.name)
+        while not got.wait(2.0):
+            now = time.monotonic()
+            sample = self.service_progress(spec.name)
+            if sample is not None and sample != progress:
+                last_at, progress = now, sample
+            if now - last_at >= spec.ready_timeout_s or now - t0 >= cap:
+                return
+
     def service_running(self, name: str) -> bool:
         p = self.processes.get(name)
         return p is not None and p.proc.poll() is None
+
+    def service_progress(self, name: str) -> dict[str, float] | None:
+        """The process's CPU seconds (/proc/<pid>/stat) and its log's size."""
+        p = self.processes.get(name)
+        if p is None:
+            return None
+        out: dict[str, float] = {}
+        try:
+            fields = Path(f"/proc/{p.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            # utime, stime, cutime, cstime (fields 14-17; [0] here is field 3)
+            out["cpu_s"] = sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            pass
+        try:
+            out["log_bytes"] = float(p.log_path.stat().st_size)
+        except OSError:
+            pass
+        return out or None
 
     def service_post_mortem(self, name: str) -> PostMortem | None:
         p = self.processes.get(name)
@@ -294,6 +328,7 @@ class LocalSandbox(Sandbox):
     # -- teardown ------------------------------------------------------------------------------
 
     def close(self) -> list[str]:
+        self.release_admissions()
         problems: list[str] = []
         for name, p in self.processes.items():
             if p.proc.poll() is None:
