@@ -71,7 +71,11 @@ class HealthCheck:
     listener: str
     path: str
     bearer_token: str | None = field(default=None, repr=False)
-    timeout_s: float = 60.0  # how long `wait_service_healthy` waits after the start
+    # `wait_service_healthy` waits while the service makes progress (its CPU time or log grows):
+    # it fails after `timeout_s` with no progress seen, or after `max_wait_s` in all; at once if
+    # the service exits. A backend that cannot see progress waits `timeout_s`.
+    timeout_s: float = 60.0
+    max_wait_s: float = 900.0
 
 
 @dataclass(frozen=True)
