@@ -198,7 +198,8 @@ class Sandbox(abc.ABC):
             return
         t0 = time.monotonic()
         last_progress_at, progress = t0, self.service_progress(name)
-        next_sample = t0 + _PROGRESS_EVERY_S
+        every_s = min(_PROGRESS_EVERY_S, check.timeout_s / 4)  # several samples inside a stall window
+        next_sample = t0 + every_s
         problem: str | None = "not probed"
         while True:
             now = time.monotonic()
@@ -212,7 +213,7 @@ class Sandbox(abc.ABC):
                 sample = self.service_progress(name)
                 if sample is not None and sample != progress:
                     last_progress_at, progress = now, sample
-                next_sample = now + _PROGRESS_EVERY_S
+                next_sample = now + every_s
             stalled_s, waited_s = now - last_progress_at, now - t0
             if stalled_s >= check.timeout_s or waited_s >= check.max_wait_s:
                 why = (f"no progress for {stalled_s:.0f}s" if stalled_s >= check.timeout_s
