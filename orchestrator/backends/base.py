@@ -28,8 +28,10 @@ from orchestrator.admission import Held, StartSlots
 from orchestrator.backends.services import ServiceEndpoints, ServiceSpec, ServiceSpecError, probe_health
 from orchestrator.errors import PostMortem, ServiceUnhealthy
 from orchestrator.integrity import ServiceDeath
+from orchestrator.logs import get_logger
 from orchestrator.paths import AttemptPaths
 
+log = get_logger(__name__)
 _PREPARE_LOCK = threading.Lock()
 _PROGRESS_EVERY_S = 2.0  # how often a health wait samples the service's progress counters
 
@@ -114,6 +116,7 @@ class Sandbox(abc.ABC):
             held = self.admission.acquire()  # queueing, not failing: no deadline runs yet
             self.queued_s[spec.name] = held.waited_s
             self._admitted[spec.name] = held
+            log.info("start_admitted", service=spec.name, slot=held.index, queued_s=round(held.waited_s, 3))
         try:
             endpoints = self._start_service(spec)
         except BaseException:
@@ -128,6 +131,7 @@ class Sandbox(abc.ABC):
         held = self._admitted.pop(name, None)
         if held is not None:
             held.release()
+            log.info("start_released", service=name, slot=held.index)
 
     def release_admissions(self) -> None:
         """Give back every start slot still held (a start abandoned before its health wait);
