@@ -130,8 +130,10 @@ class Sandbox(abc.ABC):
     def _release_admission(self, name: str) -> None:
         held = self._admitted.pop(name, None)
         if held is not None:
-            held.release()
+            # Logged while still held (and admission after acquiring), so the logged windows of
+            # a slot never overlap: tests count them to check the limit.
             log.info("start_released", service=name, slot=held.index)
+            held.release()
 
     def release_admissions(self) -> None:
         """Give back every start slot still held (a start abandoned before its health wait);
