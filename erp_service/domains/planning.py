@@ -77,8 +77,8 @@ register_object("mrp_run", mrp_runs)
 register_object("mrp_suggestion", mrp_suggestions)
 
 SUGGESTION_KINDS = ("planned_po", "planned_wo", "expedite", "defer", "cancel")
-#: A scheduled receipt due this many days or more before it is needed (and due inside the
-#: firm window) is a *defer* action message; an earlier receipt is not worth moving.
+#: A scheduled receipt due this many days or more before it is needed is a *defer* action
+#: message; one due less early is not worth moving.
 DEFER_DAYS = 14
 
 
@@ -210,7 +210,7 @@ def run_mrp(tx: Tx, body: MrpRunIn) -> dict[str, Any]:
                     if nxt.get("po_id") and nxt["date"] > day:
                         count += _suggest(tx, run["id"], "expedite", item, nxt["qty"], day, day, firm_until,
                                           po_id=nxt["po_id"], po_line=nxt["po_line"], current_date=nxt["date"])
-                    elif nxt.get("po_id") and nxt["date"] < _add(day, -DEFER_DAYS) and nxt["date"] <= firm_until:
+                    elif nxt.get("po_id") and nxt["date"] <= _add(day, -DEFER_DAYS):
                         count += _suggest(tx, run["id"], "defer", item, nxt["qty"], day, today, firm_until,
                                           po_id=nxt["po_id"], po_line=nxt["po_line"], current_date=nxt["date"])
                     continue
