@@ -1,0 +1,204 @@
+"""How many attempts one host holds at once: a "slow agent" campaign at rising concurrency.
+
+    .venv/bin/python bench/concurrency.py [--levels 16,32,48,64,96] [--sleep 40] [--task payment-run]
+
+The slow agent is a command system (written to a temporary systems file): each turn makes a few
+ERP reads, sleeps `--sleep` seconds as if waiting for its model, and makes a few more reads;
+the task's two turns. Each level runs `level` such attempts at concurrency `level`, no retries,
+through the same scheduler, runtime and docker backend as `orchestrate campaign`, with the
+host-wide start slots (`RuntimeConfig.start_slots`, PB_START_SLOTS) the runtime uses. Printed
+per level: attempts finished, infra errors, time to first turn (campaign start → the attempt's
+first turn phase, median and max), the most attempts in their turns at the same moment, time
+queued for start slots (median), peak memory per attempt (cgroup peaks, see
+campaign_throughput.py) and the host's load average (peak of 1-minute samples).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+SYSTEM = "slow-agent"
+
+
+def systems_file(folder: Path, sleep_s: float, reads: int) -> Path:
+    """A systems file declaring the slow agent (reads, a sleep, reads; a usage file)."""
+    read = "; ".join(["erp whoami >/dev/null", "erp inbox >/dev/null"] * max(1, reads // 2))
+    script = f"set -eu; {read}; sleep {sleep_s:g}; {read}; printf '{{\"requests\": 0}}\\n' > \"$1/agent-usage.json\""
+    path = folder / "systems.yaml"
+    path.write_text(json.dumps({"systems": {SYSTEM: {
+        "description": "ERP reads, a sleep as if waiting for a model, ERP reads",
+        "argv": ["sh", "-c", script, SYSTEM, "{out_dir}"],
+        "usage": "usage-file",
+    }}}, indent=2))  # JSON is YAML
+    return path
+
+
+class LoadSampler(threading.Thread):
+    """The host's 1-minute load average, sampled every few seconds; keeps the peak."""
+
+    def __init__(self, interval_s: float = 5.0) -> None:
+        super().__init__(daemon=True)
+        self.interval_s, self.peak, self._halt = interval_s, 0.0, threading.Event()
+
+    def run(self) -> None:
+        while not self._halt.is_set():
+            self.peak = max(self.peak, os.getloadavg()[0])
+            self._halt.wait(self.interval_s)
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.join(timeout=10)
+
+
+def _ts(line: dict) -> float:
+    return dt.datetime.fromisoformat(line["ts"].replace("Z", "+00:00")).timestamp()
+
+
+def turn_windows(runs_root: Path, label: str) -> dict[str, tuple[float, float]]:
+    """attempt folder -> (first turn phase start, last turn phase end) in wall time."""
+    out = {}
+    for log in (runs_root / label).glob("*/seed-*/rep-*/logs/runtime.jsonl"):
+        start = end = None
+        for raw in log.read_text().splitlines():
+            line = json.loads(raw)
+            if line.get("phase") != "turn":
+                continue
+            if line.get("event") == "phase_start" and start is None:
+                start = _ts(line)
+            elif line.get("event") in ("phase_end", "phase_failed"):
+                end = _ts(line)
+        if start is not None and end is not None:
+            out[str(log.parents[1])] = (start, end)
+    return out
+
+
+def most_at_once(windows: list[tuple[float, float]]) -> int:
+    """The largest number of windows open at one moment."""
+    events = sorted([(s, 1) for s, _ in windows] + [(e, -1) for _, e in windows], key=lambda x: (x[0], x[1]))
+    best = now = 0
+    for _, d in events:
+        now += d
+        best = max(best, now)
+    return best
+
+
+def run_level(level: int, task: str, systems: Path, runs_root: Path, scenarios, client) -> dict:
+    from campaign_throughput import MemorySampler
+
+    from orchestrator.campaign import runtime
+    from orchestrator.campaign.identity import plan_attempts
+    from orchestrator.campaign.limits import EngineLimits
+    from orchestrator.campaign.scheduler import Scheduler
+    from orchestrator.cells import Cell
+    from orchestrator.config import RuntimeConfig
+
+    label = f"bench-conc{level}-{int(time.time())}"
+    config = RuntimeConfig.from_env(campaign=label, runs_root=runs_root)
+    limits = EngineLimits.for_concurrency(level)
+    backend = runtime.limited_backend("docker", config, limits)
+    runtime.prepare_backend(backend)
+    version = runtime.task_info([task])[task]["version"]
+    plan = plan_attempts([Cell(SYSTEM, task)], [0], level, {task: version})
+    runner = runtime.make_runner(backend=backend, runs_root=runs_root, label=label, turn_timeout_s=None,
+                                 systems_file=str(systems), config=config, scenarios=scenarios)
+    finished: list = []
+    sched = Scheduler(runs_root=runs_root, label=label, runner=runner, concurrency=level, infra_retries=0,
+                      on_event=lambda e: finished.append(e) if e.kind == "finished" else None,
+                      fatal=(runtime.FatalCampaignError,))
+    memory, load = MemorySampler(client, label, interval_s=0.5), LoadSampler()
+    memory.start()
+    load.start()
+    t0_wall, t0 = time.time(), time.monotonic()
+    sched.run(plan)
+    wall = time.monotonic() - t0
+    memory.stop()
+    load.stop()
+    windows = turn_windows(runs_root, label)
+    first_turn = sorted(s - t0_wall for s, _ in windows.values())
+    queued = []
+    for result in (runs_root / label).glob("*/seed-*/rep-*/result.json"):
+        queued.append(float(json.loads(result.read_text()).get("timings", {}).get("services_queued_s", 0.0)))
+    mem = sorted(memory.per_attempt_simultaneous().values())
+    return {
+        "level": level, "attempts": len(finished), "start_slots": config.start_slots,
+        "graded": sum(1 for e in finished if e.outcome == "graded"),
+        "infra_errors": sum(1 for e in finished if e.outcome == "infra_error"),
+        "wall_s": wall,
+        "first_turn_med_s": statistics.median(first_turn) if first_turn else None,
+        "first_turn_max_s": first_turn[-1] if first_turn else None,
+        "in_turns_at_once": most_at_once(list(windows.values())),
+        "queued_med_s": statistics.median(queued) if queued else None,
+        "mem_med_mib": statistics.median(mem) / 2**20 if mem else None,
+        "mem_max_mib": mem[-1] / 2**20 if mem else None,
+        "load_peak": load.peak,
+    }
+
+
+def _f(v: float | None, fmt: str = ".0f") -> str:
+    return "-" if v is None else format(v, fmt)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--levels", default="16,32,48,64,96", help="concurrent attempts per level")
+    parser.add_argument("--sleep", type=float, default=40.0, help="seconds each turn waits 'for its model'")
+    parser.add_argument("--reads", type=int, default=4, help="ERP reads before and after the sleep")
+    parser.add_argument("--task", default="payment-run")
+    parser.add_argument("--keep", action="store_true", help="keep the runs folder (printed)")
+    args = parser.parse_args(argv)
+    levels = [int(x) for x in args.levels.split(",") if x.strip()]
+    if not levels or min(levels) < 1:
+        parser.error("--levels: positive integers, comma-separated")
+
+    import docker
+
+    from orchestrator.campaign import runtime
+
+    client = docker.from_env(version="1.41")
+    tmp = Path(tempfile.mkdtemp(prefix="pb-bench-conc-"))
+    systems = systems_file(tmp, args.sleep, args.reads)
+    scenarios = runtime.ScenarioCache()
+    print(f"warming up: scenario {args.task} seed 0 ...", flush=True)
+    scenarios.get(args.task, 0)
+    rows = []
+    for level in levels:
+        print(f"{level} slow-agent attempts at concurrency {level} ...", flush=True)
+        rows.append(run_level(level, args.task, systems, tmp / "runs", scenarios, client))
+        r = rows[-1]
+        print(f"  {r['graded']}/{r['attempts']} graded, {r['infra_errors']} infra errors, {r['wall_s']:.0f}s, "
+              f"{r['in_turns_at_once']} in their turns at once", flush=True)
+
+    print()
+    print(f"slow agent ({args.reads} reads, {args.sleep:g}s sleep, {args.reads} reads; per turn), {args.task}, docker, "
+          f"{os.cpu_count()} cores, start slots {rows[0]['start_slots'] if rows else '-'}")
+    print(f"{'level':>5} {'done':>5} {'infra':>5} {'wall s':>7} {'1st turn med/max s':>18} {'in turns':>8} "
+          f"{'queued med s':>12} {'mem/att MiB med/max':>19} {'load peak':>9}")
+    for r in rows:
+        print(f"{r['level']:>5} {r['attempts']:>5} {r['infra_errors']:>5} {r['wall_s']:>7.0f} "
+              f"{_f(r['first_turn_med_s']) + '/' + _f(r['first_turn_max_s']):>18} {r['in_turns_at_once']:>8} "
+              f"{_f(r['queued_med_s'], '.1f'):>12} {_f(r['mem_med_mib']) + '/' + _f(r['mem_max_mib']):>19} "
+              f"{r['load_peak']:>9.1f}")
+    print("mem/att: per role the largest cgroup peak, summed (ERP, keepers and one agent turn resident together)")
+    if args.keep:
+        print(f"runs kept in {tmp}")
+    else:
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0 if all(r["infra_errors"] == 0 for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
