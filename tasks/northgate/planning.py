@@ -102,7 +102,7 @@ def preview_mrp(ng: Northgate, *, on: str, lead_times: dict[str, int] | None = N
                 for item_id, days in sorted((lead_times or {}).items()):
                     conn.execute(items.update().where(items.c.id == item_id).values(lead_time_days=days))
                 tx = Tx(conn=conn, actor=actor, business_date=on)
-                run = run_mrp(tx, MrpRunIn())
+                run = run_mrp(tx, MrpRunIn.model_validate({}))
                 rows = [dict(r) for r in conn.execute(select(mrp_suggestions).where(
                     mrp_suggestions.c.run_id == run["id"]).order_by(mrp_suggestions.c.id)).mappings()]
         finally:
