@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-12)
 
-.PHONY: venv images campaign test validate clean-engine
+.PHONY: venv images campaign lint test validate clean-engine
 
 venv: $(STAMP)
 $(STAMP): pyproject.toml
@@ -22,7 +22,12 @@ images: venv
 campaign: images
 	$(BIN)/orchestrate campaign --label demo
 
-test: images
+# Lint and types over the whole tree (configured in pyproject.toml); `make test` runs them first.
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+test: lint images
 	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest
 
 # The full validation matrix (too long for CI's test run; run it on its own): every pack found
