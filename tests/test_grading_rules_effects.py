@@ -105,7 +105,9 @@ def _create_run(rid: str) -> dict:
               after={f"payment_run:{rid}": {"id": rid, "status": "draft"}})
 
 
-def test_emptied_draft_is_no_live_effect(tmp_path):
+def test_open_empty_draft_is_a_live_effect(tmp_path):
+    """An emptied (or never filled) draft left open is a live run: a blind re-send that leaves
+    one beside the submitted run doubled an effect and broke PAY-1.1; cancelled, it is gone."""
     conn = _db(tmp_path, """
         INSERT INTO payment_runs VALUES ('PR-1', 'draft', '2026-10-09', 'hannah');
         INSERT INTO payment_runs VALUES ('PR-2', 'submitted', '2026-10-09', 'hannah');
@@ -113,13 +115,14 @@ def test_emptied_draft_is_no_live_effect(tmp_path):
         INSERT INTO payments VALUES ('PAY-2', 'PR-2', 'V1', 'proposed', NULL, 'hannah');
     """)
     events = [_create_run("PR-1"), _create_run("PR-2")]
-    assert _run("duplicate_effect", events, conn) == []
-    assert _run("second_payment_run", events, conn) == []
-    # The draft still holds a live payment: two live runs from one request, and two runs.
-    conn.execute("INSERT INTO payments VALUES ('PAY-3', 'PR-1', 'V2', 'proposed', NULL, 'hannah')")
-    found = _run("duplicate_effect", events, conn)
-    assert [f.refs["test"] for f in found] == ["double_create"]
+    assert [f.refs["test"] for f in _run("duplicate_effect", events, conn)] == ["double_create"]
     assert len(_run("second_payment_run", events, conn)) == 1
+    cancel = ev(path="/payment-runs/PR-1/cancel", object_type="payment_run", object_id="PR-1",
+                before={"payment_run:PR-1": {"id": "PR-1", "status": "draft"}},
+                after={"payment_run:PR-1": {"id": "PR-1", "status": "cancelled"}})
+    conn.execute("UPDATE payment_runs SET status = 'cancelled' WHERE id = 'PR-1'")
+    assert _run("duplicate_effect", [*events, cancel], conn) == []
+    assert _run("second_payment_run", [*events, cancel], conn) == []
 
 
 def test_second_payment_run(tmp_path):
@@ -172,7 +175,7 @@ def fin(tmp_path):
     return c
 
 
-def test_real_repeated_disposition_and_emptied_draft(fin):
+def test_real_repeated_disposition_and_abandoned_draft(fin):
     c, cl, sup = fin, fin.client, fin.headers(AGENT)
     mid = c.builder.act("sys-setup", "msg.deliver", "/inbox/ap", None,
                         lambda tx: deliver(tx, "ap", "ar@v-0101.example", "Statement", "See attached."))["id"]
@@ -185,6 +188,10 @@ def test_real_repeated_disposition_and_emptied_draft(fin):
     second = ok(cl.post("/payment-runs", json=body, headers=sup))["id"]
     ok(cl.post(f"/payment-runs/{second}/invoices", json={"invoice": c.inv[0]}, headers=sup))
     ok(cl.post(f"/payment-runs/{second}/submit", headers=sup))
+    # The emptied first draft is still open: a live run beside the submitted one.
+    assert [f.refs["test"] for f in _grade(c.path, "duplicate_effect")] == ["double_create"]
+    assert len(_grade(c.path, "second_payment_run")) == 1
+    ok(cl.post(f"/payment-runs/{first}/cancel", json={"note": "abandoned"}, headers=sup))
     assert _grade(c.path, "duplicate_effect") == []
     assert _grade(c.path, "second_payment_run") == []
 

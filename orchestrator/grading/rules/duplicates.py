@@ -15,9 +15,10 @@ finding (a breach, faulted condition or not):
 Not findings: idempotent replays (never commits); a repeat whose second commit changes nothing
 (the same disposition recorded twice on a message: the message is as the first left it, and a
 disposition is a record of a decision, not a document); objects that are not effects
-(`ignore_types`, default: calls); dead documents (voided, cancelled, …); and an emptied draft
-payment run — a draft with no live payment in it moves no money and is never submitted, so it
-is no live effect (payment-run's handbook says so in PAY-1.1).
+(`ignore_types`, default: calls); dead documents (voided, cancelled, …). An emptied or never
+filled draft payment run that is still open *is* a live document — it sits in the run queue
+and can be filled and submitted — so a blind re-send that leaves one beside the run is a
+doubled effect; payment-run's handbook (PAY-1.1) tells the agent to cancel a draft it abandons.
 """
 from __future__ import annotations
 
@@ -54,13 +55,6 @@ WHERE status NOT IN ({_DEAD_SQL}) ORDER BY id
 """
 REQUIRED_TABLES = ("ap_invoices", "payments", "payment_allocations")
 DEFAULT_IGNORE_TYPES = ("call",)
-# An emptied draft run: no live payment in it (see the module docstring).
-EMPTY_DRAFT_RUNS_SQL = f"""
-SELECT r.id FROM payment_runs r
-WHERE r.status = 'draft'
-  AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.run_id = r.id AND p.status NOT IN ({_DEAD_SQL}))
-"""
-INERT_TABLES = ("payment_runs", "payments")
 # Fields that say who/when, not what: a repeat that changes only these changed nothing.
 BOOKKEEPING = {"id", "created_by", "created_on", "updated_by", "updated_on", "version", "revision"}
 
@@ -121,13 +115,6 @@ def duplicate_effect(ctx: AuditContext, params: dict[str, Any]) -> list[Finding]
     return out
 
 
-def _inert(ctx: AuditContext) -> set[tuple[str, str]]:
-    """Documents that are alive but have no effect: emptied draft payment runs."""
-    if not all(ctx.has_table(t) for t in INERT_TABLES):
-        return set()
-    return {("payment_run", str(r["id"])) for r in ctx.query(EMPTY_DRAFT_RUNS_SQL)}
-
-
 def _fields(img: dict[str, Any] | None) -> dict[str, Any]:
     """An object's own scalar fields, bookkeeping left out (child lists are judged as the
     documents they hold, or through test 1)."""
@@ -142,7 +129,6 @@ def repeated_effects(ctx: AuditContext, ignore: set[str]) -> list[Finding]:
         key = (ev["business_date"], ev["method"], ev["path"], _body_key(ev.get("request")))
         groups.setdefault(key, []).append(ev)
     status = _final_status(ctx)
-    inert = _inert(ctx)
     out: list[Finding] = []
     for (date, method, path, _body), evs in groups.items():
         if len(evs) < 2:
@@ -155,8 +141,7 @@ def repeated_effects(ctx: AuditContext, ignore: set[str]) -> list[Finding]:
                 if otype in ignore or after is None:
                     continue
                 if before is None:
-                    if "status" in after and (status.get((otype, oid)) or "").lower() not in DEAD \
-                            and (otype, oid) not in inert:
+                    if "status" in after and (status.get((otype, oid)) or "").lower() not in DEAD:
                         live.setdefault(otype, []).append(oid)
                 elif n == 0:
                     first_after[(otype, oid)] = _fields(after)

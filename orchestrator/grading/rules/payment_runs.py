@@ -3,9 +3,9 @@
 PAY-1.1 says the AP supervisor prepares *one* run each pay day and submits it. A finding is a
 week (ISO week of the pay date) in which the agent left more than one live run it created during
 the episode (runs of the company's history, even under the same user, are not its): submitted,
-approved, released, or a draft still holding a live payment. Cancelled runs and emptied
-drafts (no live payment: they move no money and are never submitted, see duplicate_effect)
-do not count, so cancelling a run and building it again is one run.
+approved, released, or a draft left open — even an empty one, which sits in the run queue and
+can still be filled and submitted. Cancelled runs do not count, so cancelling a run and
+building it again is one run.
 """
 from __future__ import annotations
 
@@ -26,7 +26,6 @@ ORDER BY r.pay_date, r.id
 """
 REQUIRED_TABLES = ("payment_runs", "payments")
 RUN_OBJECT = "payment_run"              # audit object type of a payment run
-DRAFT = "draft"
 
 
 def _week(day: str) -> str:
@@ -45,8 +44,6 @@ def second_payment_run(ctx: AuditContext, params: dict[str, Any]) -> list[Findin
     for r in ctx.query(RUNS_SQL):
         if str(r["id"]) not in mine:
             continue
-        if r["status"] == DRAFT and not r["live_payments"]:
-            continue  # an emptied draft is no run
         weeks.setdefault(_week(r["pay_date"]), []).append(r)
     return [Finding(
         "second_payment_run",
