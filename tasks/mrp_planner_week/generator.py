@@ -34,7 +34,7 @@ BUYER_LIMIT = 10_000.0
 RELEASE_LIMIT = 100_000
 FORECAST_WEEKS = 12
 LATE_BY_DAYS = 21          # the expedited orders are due three weeks after they are needed
-DEFER_PO_DAYS = 3         # the deferrable order is due on Thursday at the earliest
+DEFER_PO_DAYS = 1         # the deferrable order is due on Tuesday at the earliest
 
 
 def _add(day: str, n: int) -> str:
@@ -104,13 +104,16 @@ def generate(ctx: GeneratorContext) -> None:
     rep_item = _pick(ctx, soon, taken, "repeated expedite")
     def defer_date(i: str) -> str:
         return max(_add(friday_due[i], 1) if i in friday_due else "", _add(monday, DEFER_PO_DAYS))
-    later = [i for i in bought if _days(defer_date(i), first[i]["due_date"]) >= DEFER_DAYS + 5]
+    later = [i for i in bought if _days(defer_date(i), first[i]["due_date"]) >= DEFER_DAYS]
     def_item = _pick(ctx, later, taken, "defer")
-    castings = [i for i, s in first.items() if vendor_of.get(i) == FOUNDRY and i.startswith("CAST-")
-                and 21 <= _days(monday, s["due_date"]) <= 45]
-    cast_item = _pick(ctx, castings, taken, "lead-time notice")
+    # The notice's item: bought, not firm with its old lead time (released after the firm
+    # window), and late with the new one. The foundry's castings first, any vendor's otherwise.
+    lead_of = {i.id: i.lead_time_days for i in ng.catalog.items}
+    noticeable = [i for i, s in first.items() if vendor_of.get(i) and _days(monday, s["due_date"]) - lead_of[i] > 6]
+    castings = [i for i in noticeable if vendor_of.get(i) == FOUNDRY and i not in taken]
+    cast_item = _pick(ctx, castings or noticeable, taken, "lead-time notice")
     cast_due = first[cast_item]["due_date"]
-    old_lead = next(i.lead_time_days for i in ng.catalog.items if i.id == cast_item)
+    old_lead = lead_of[cast_item]
     new_lead = 5 * math.ceil((_days(monday, cast_due) + 5) / 5)
 
     # The planted orders (the buyer's), Friday's expedite request and the foundry's notice.
@@ -120,9 +123,9 @@ def generate(ctx: GeneratorContext) -> None:
     friday_request = ctx.erp.post(agent, "/vendor-requests", {
         "kind": "expedite", "po_id": rep_po["id"], "po_line": 1, "requested_date": first[rep_item]["due_date"],
         "reason": "mrp", "note": "Needed earlier for production; please confirm."})
-    foundry = ng.vendor(FOUNDRY)
+    foundry = ng.vendor(vendor_of[cast_item] or FOUNDRY)
     cast_desc = next(i.description for i in ng.catalog.items if i.id == cast_item)
-    body = (f"Hello Northgate planning,\n\nBecause of a furnace rebuild at our Marion foundry, the quoted lead "
+    body = (f"Hello Northgate planning,\n\nBecause of a capacity shortfall at our plant, the quoted lead "
             f"time for the {cast_desc} ({cast_item}) is now {new_lead} calendar days (previously {old_lead}), "
             f"effective immediately and for all new orders. Orders already confirmed keep their dates.\n\n"
             f"Please update your planning accordingly.\n\n{foundry.name} customer service")
