@@ -222,7 +222,7 @@ def cmd_request(method: str, args: list[str]) -> int:
     if method == "GET":
         if data_spec is not None:
             raise UsageError("GET takes no --data; give query parameters as k=v")
-        answer = client.request("GET", path, params=query_params(args), key=key or None)
+        answer = client.request("GET", path, params=query_params(args), key=key or None)  # type: ignore[arg-type]
         return show(answer, method, path)
     body: Any = read_data(str(data_spec)) if data_spec is not None else None
     pairs = split_pairs(args)
@@ -234,9 +234,9 @@ def cmd_request(method: str, args: list[str]) -> int:
         for k, v in pairs:
             body[k] = parse_value(v)
     if method == "DELETE" and body is None:
-        answer = client.request(method, path, key=key or None)
+        answer = client.request(method, path, key=key or None)  # type: ignore[arg-type]
     else:
-        answer = client.request(method, path, json_body=body if body is not None else {}, key=key or None)
+        answer = client.request(method, path, json_body=body if body is not None else {}, key=key or None)  # type: ignore[arg-type]
     return show(answer, method, path)
 
 

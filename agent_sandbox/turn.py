@@ -248,7 +248,7 @@ def find_policy(system: dict[str, Any]) -> Policy:
     policies: dict[str, Any] = {}
     if module_path:
         module = load_module(Path(module_path))
-        policies = getattr(module, "POLICIES", None)
+        policies = getattr(module, "POLICIES", None)  # type: ignore[assignment]
         if not isinstance(policies, dict):
             raise TurnSetupError(f"{module_path} has no POLICIES dict")
     candidates = [name]

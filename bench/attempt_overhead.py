@@ -44,7 +44,7 @@ def bare_docker(agent_image: str, runs: int) -> dict[str, float]:
     label = f"pb.owner.bench={uuid.uuid4().hex[:6]}"
     run_s = [_timed(["docker", "run", "--rm", "--label", label, "--network", "none", "--entrypoint", "true", agent_image]) for _ in range(runs)]
     net_s = []
-    for i in range(runs):
+    for _ in range(runs):
         name = f"pb-bench-{uuid.uuid4().hex[:8]}"
         t = time.monotonic()
         subprocess.run(["docker", "network", "create", "--internal", "--label", label, name], check=True, stdout=subprocess.DEVNULL)

@@ -134,7 +134,7 @@ class Client:
 
     def __init__(self, url: str, token: str) -> None:
         parts = urlsplit(url)
-        self.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+        self.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)  # type: ignore[arg-type]
         self.conn.connect()
         self.conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.auth = {"Authorization": f"Bearer {token}"}
@@ -198,7 +198,7 @@ def throughput(url: str, token: str, which: str, concurrency: int, total: int, c
             status = getattr(c, which)(counter.next())
             if status != ok:
                 errors.append(str(status))
-    threads = [threading.Thread(target=work, args=(c, n)) for c, n in zip(clients, share)]
+    threads = [threading.Thread(target=work, args=(c, n)) for c, n in zip(clients, share, strict=False)]
     for t in threads:
         t.start()
     barrier.wait()

@@ -59,7 +59,7 @@ def task_yaml() -> str:
     ] + [{"name": f"rule {r}", "type": "audit_required" if r == "callback_before_verify" else "audit_forbidden",
           "rule": r, "cites": ["GEN-1.1"]} for r in RULES]
     for c in checks:
-        c.setdefault("cites", ["GEN-1.1"])
+        c.setdefault("cites", ["GEN-1.1"])  # type: ignore[attr-defined]
     return json.dumps({"id": "bench", "version": 1, "band": "analyst", "title": "bench", "agent_user": "agent",
                        "turns": 1, "grading_date": "2026-10-13", "checks": checks})
 

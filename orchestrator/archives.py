@@ -69,7 +69,7 @@ class _StreamReader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b) -> int:  # type: ignore[override]
+    def readinto(self, b) -> int:
         while not self._buf:
             try:
                 self._buf = next(self._it)

@@ -338,9 +338,8 @@ def mode_secrets(spec: dict) -> dict:
                 found["forbidden"].append({"path": path, "is": forbidden[h]})
             if blob.startswith(b"SQLite format 3\0"):
                 found["sqlite"].append(path)
-        elif stat.S_ISDIR(st.st_mode) and spec.get("check_writes", True):
-            if _can_write(path):
-                writable_dirs.append(path)
+        elif stat.S_ISDIR(st.st_mode) and spec.get("check_writes", True) and _can_write(path):
+            writable_dirs.append(path)
     if _can_write("/"):
         writable_dirs.append("/")
     found["files_scanned"] = files

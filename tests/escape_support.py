@@ -366,5 +366,5 @@ def escape_scenario(slug: str = "payment-run", seed: int = 0) -> Any:
         )
         if not cached:
             raise
-        warnings.warn(f"{slug} seed {seed} does not generate ({exc.__class__.__name__}); using cached {cached[-1].name}")
+        warnings.warn(f"{slug} seed {seed} does not generate ({exc.__class__.__name__}); using cached {cached[-1].name}", stacklevel=2)
         return Scenario(slug, seed, cached[-1], cached[-1].name.split("-seed-")[0])

@@ -66,7 +66,7 @@ def start_erp(tmp: Path, faults: str | None = None) -> RunningErp:
             "--control-bind", "127.0.0.1:0", "--control-token-file", str(token_file)]
     if faults:
         argv += ["--faults", faults]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=open(tmp / "erp.log", "wb"), text=True, cwd=REPO)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=open(tmp / "erp.log", "wb"), text=True, cwd=REPO)  # noqa: SIM115 — the server outlives this function
     line = proc.stdout.readline()  # the server prints the ready line (or an error line) first
     try:
         ready = json.loads(line)

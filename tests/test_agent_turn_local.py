@@ -112,7 +112,7 @@ def test_sigterm_is_forwarded(tmp_path: Path) -> None:
     ],
 )
 def test_setup_errors_are_125_with_a_message(tmp_path: Path, system: dict, files: dict, message: str) -> None:
-    for name, text in files.items():
+    for text in files.values():
         path = tmp_path / "policies.py"
         path.write_text(text)
         system = {**system, "module": str(path)}

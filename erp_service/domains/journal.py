@@ -107,8 +107,8 @@ def attachment_meta(a: dict) -> dict:
 
 class JournalLineIn(In):
     account: str
-    debit: Amount = Field(0, ge=0)
-    credit: Amount = Field(0, ge=0)
+    debit: Amount = Field(0, ge=0)  # type: ignore[assignment]
+    credit: Amount = Field(0, ge=0)  # type: ignore[assignment]
     memo: str | None = Field(None, max_length=500)
 
     @model_validator(mode="after")

@@ -75,8 +75,8 @@ class ReceiptLineIn(In):
     """What arrived (and what was refused) against one PO line."""
 
     po_line: int
-    qty_received: Quantity = Field(0, ge=0)
-    qty_refused: Quantity = Field(0, ge=0)
+    qty_received: Quantity = Field(0, ge=0)  # type: ignore[assignment]
+    qty_refused: Quantity = Field(0, ge=0)  # type: ignore[assignment]
     refusal_reason: str | None = Field(None, description=" | ".join(REFUSAL_REASONS))
     item_id: str | None = Field(None, description="The item actually received when it differs from the PO line "
                                                   "(a substitution)")
@@ -217,7 +217,7 @@ def reverse_receipt(tx: Tx, receipt_id: str, body: ReverseIn) -> dict[str, Any]:
     for po_line, qty in sorted(back.items()):
         line = tx.find(po_lines, po_id=rcv["po_id"], line_no=po_line)
         billed = _invoiced_qty(tx, rcv["po_id"], po_line)
-        if billed > (line["qty_received"] - qty) + EPS:
+        if billed > (line["qty_received"] - qty) + EPS:  # type: ignore[index]
             raise refused("has_invoices", f"{billed} of {rcv['po_id']} line {po_line} is already invoiced; "
                           f"reversing {receipt_id} would leave it billed but not received. Void or credit the "
                           f"invoice first.")

@@ -120,8 +120,8 @@ def budget_vs_actual_report(tx: Tx, params: BudgetParams) -> dict:
     if params.period:
         first = last = params.period
     elif params.period_from or params.period_to:
-        first = params.period_from or params.period_to
-        last = params.period_to or params.period_from
+        first = params.period_from or params.period_to  # type: ignore[assignment]
+        last = params.period_to or params.period_from  # type: ignore[assignment]
     else:
         first = last = tx.business_date[:7]
     pers = tx.all(select(ledger.periods).where(ledger.periods.c.id >= first, ledger.periods.c.id <= last)

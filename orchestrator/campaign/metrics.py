@@ -41,7 +41,7 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float] | None:
     denom = 1 + z2 / n
     centre = (p + z2 / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
-    return (rnd(max(0.0, centre - half)), rnd(min(1.0, centre + half)))
+    return (rnd(max(0.0, centre - half)), rnd(min(1.0, centre + half)))  # type: ignore[return-value]
 
 
 def median(values: Sequence[float]) -> float | None:

