@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from agent_sandbox.attachments import attachment_filename, looks_like_text
 from agent_sandbox.client import DEFAULT_TIMEOUT_S, ErpClient, ErpResponse, ErpUnreachable, normalize_path
 
 EXIT_OK = 0
@@ -270,7 +271,6 @@ def cmd_read(args: list[str]) -> int:
     return cmd_simple_get(f"/inbox/{args[0]}", [])
 
 
-TEXT_TYPES = ("text/", "application/json", "application/xml", "application/csv")
 
 
 def cmd_attachment(args: list[str]) -> int:
@@ -315,29 +315,6 @@ def cmd_attachment(args: list[str]) -> int:
         }
     )
     return EXIT_OK
-
-
-def looks_like_text(answer: ErpResponse) -> bool:
-    """Text by its media type, or (servers often say octet-stream) by being clean UTF-8."""
-    if answer.content_type.startswith(TEXT_TYPES):
-        return True
-    if answer.content_type not in ("", "application/octet-stream"):
-        return False
-    try:
-        text = answer.content.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return not any(ord(c) < 32 and c not in "\t\r\n\f" for c in text)
-
-
-def attachment_filename(answer: ErpResponse) -> str | None:
-    """The file name from Content-Disposition, if any."""
-    disp = answer.headers.get("content-disposition", "")
-    for part in disp.split(";"):
-        key, sep, value = part.strip().partition("=")
-        if sep and key.lower() == "filename":
-            return Path(value.strip().strip('"')).name or None
-    return None
 
 
 def cmd_report(args: list[str]) -> int:

@@ -44,6 +44,7 @@ from orchestrator.backends.docker_containers import (
     TURN_ENTRYPOINT,
     LogFollower,
     engine_error,
+    hardening,
     post_mortem_of,
     uid_gid,
 )
@@ -303,21 +304,6 @@ class DockerSandbox(Sandbox):
                 phase=Phase.OPEN,
             )
 
-    def _hardening(self, limits, user: str) -> dict[str, Any]:
-        """Options shared by the ERP and agent containers."""
-        return dict(
-            user=user,
-            read_only=True,
-            cap_drop=["ALL"],
-            security_opt=["no-new-privileges:true"],
-            mem_limit=limits.memory_bytes,
-            memswap_limit=limits.memory_bytes,  # no swap on top of the memory limit
-            nano_cpus=int(limits.cpus * 1e9),
-            pids_limit=limits.pids,
-            init=self.backend.has_init,
-            ipc_mode="private",
-        )
-
     # -- services ------------------------------------------------------------------------------
 
     def _start_service(self, spec: ServiceSpec) -> ServiceEndpoints:
@@ -357,7 +343,7 @@ class DockerSandbox(Sandbox):
                 network=nets[first].name,
                 networking_config={nets[first].name: self.client.api.create_endpoint_config(
                     ipv4_address=addresses[first], aliases=list(spec.aliases) if first == "attempt" and spec.aliases else None)},
-                **self._hardening(spec.limits or cfg.erp_limits, user),
+                **hardening(spec.limits or cfg.erp_limits, user, init=self.backend.has_init),
             )
             self.containers[spec.name] = container
             # API 1.41 joins one network at create; the others (fixed addresses too) before start.
@@ -507,7 +493,7 @@ class DockerSandbox(Sandbox):
                     cp.tmp: f"rw,nosuid,nodev,size={cfg.tmpfs_size},mode=1777",
                 },
                 network_mode=f"container:{self.containers['netns'].id}",
-                **self._hardening(cfg.agent_limits, cfg.agent_user),
+                **hardening(cfg.agent_limits, cfg.agent_user, init=self.backend.has_init),
             )
             self.containers[role] = container
             files = [Entry(name, data, 0, 0, 0o644) for name, data in sorted(turn.files.items())]

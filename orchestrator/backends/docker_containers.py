@@ -74,3 +74,20 @@ class LogFollower(threading.Thread):
                     fh.flush()
         except Exception as exc:  # noqa: BLE001 — the container went away; logs are best effort
             log.debug("log follower %s ended: %s", self.container.name, exc)
+
+
+def hardening(limits: Any, user: str, *, init: bool) -> dict[str, Any]:
+    """Container options shared by the service and agent containers: read-only root, no
+    capabilities, no new privileges, and the memory (no swap on top), CPU and pid limits."""
+    return dict(
+        user=user,
+        read_only=True,
+        cap_drop=["ALL"],
+        security_opt=["no-new-privileges:true"],
+        mem_limit=limits.memory_bytes,
+        memswap_limit=limits.memory_bytes,
+        nano_cpus=int(limits.cpus * 1e9),
+        pids_limit=limits.pids,
+        init=init,
+        ipc_mode="private",
+    )
