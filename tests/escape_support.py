@@ -173,7 +173,7 @@ class EscapeLab:
         launch = ErpLaunch(db=Path(self.scenario.db), world=Path(self.scenario.world), control_token=live.control_token)
         live.endpoints = ErpEndpoints.of(sandbox.start_service(erp_service(launch, self.config)))
         live.control = ControlClient(live.endpoints.control_url, live.control_token, timeout_s=self.config.control_timeout_s)
-        live.control.wait_healthy(self.config.erp_ready_timeout_s)
+        live.control.wait_healthy(max(self.config.erp_ready_timeout_s, 300.0))  # returns once healthy; a loaded host is slow
         sandbox.seed_workspace(Path(self.scenario.handbook_dir))
         return live
 
