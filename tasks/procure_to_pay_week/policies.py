@@ -21,52 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_sandbox.client import ErpClient, ErpError
+from agent_sandbox.client import ErpClient
+from agent_sandbox.policy_kit import Writer, handbook_clause
 
 WAREHOUSE = "WH-MAIN"
 
 
-# Writes ---------------------------------------------------------------------------------------------
-
-@dataclass
-class Writer:
-    """How a policy sends writes: with deterministic keys (oracle) or blindly (neg:blind-retry)."""
-
-    client: ErpClient
-    turn: int
-    keyed: bool = True
-    n: int = 0
-
-    def post(self, path: str, body: Any = None) -> Any:
-        self.n += 1
-        if self.keyed:
-            return self.client.post(path, body, key=f"p2p-week-t{self.turn}-w{self.n}")
-        try:
-            return self.client.post(path, body)
-        except ErpError as exc:
-            if exc.status not in (502, 503, 504):
-                raise
-        try:
-            return self.client.post(path, body)  # the mistake: a blind re-send after a failure
-        except ErpError as exc:
-            if exc.status >= 500:
-                raise
-            return None  # the first send had gone through after all; carry on regardless
-
-
-# The handbook --------------------------------------------------------------------------------------
-
-def _clause(workspace: Path, clause: str) -> str:
-    for md in sorted((workspace / "handbook").glob("*.md")):
-        for para in md.read_text(encoding="utf-8").split("\n\n"):
-            if para.startswith(f"**{clause}**"):
-                return para
-    raise RuntimeError(f"clause {clause} is not in the handbook")
-
-
 def handbook_number(workspace: Path, clause: str, pattern: str) -> float:
     """The number `pattern` (one group) finds in a handbook clause."""
-    m = re.search(pattern, _clause(workspace, clause))
+    m = re.search(pattern, handbook_clause(workspace, clause))
     if not m:
         raise RuntimeError(f"clause {clause} does not say {pattern!r}")
     return float(m.group(1))
@@ -348,7 +311,7 @@ def enter_invoices(client: ErpClient, w: Writer, workspace: Path, style: Style) 
 def make_policy(style: Style = Style(), *, keyed: bool = True) -> Callable[[int, ErpClient, Path, dict], None]:
     """A policy that plays the three turns with the given style."""
     def policy(turn: int, client: ErpClient, workspace: Path, context: dict) -> None:
-        w = Writer(client, turn, keyed=keyed)
+        w = Writer(client, turn, "p2p-week", keyed=keyed)
         if turn == 1:
             order_requisitions(client, w, style)
         elif turn == 2:

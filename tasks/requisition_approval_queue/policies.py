@@ -22,48 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from agent_sandbox.client import ErpClient, ErpError
-
-# Writes ---------------------------------------------------------------------------------------------
-
-@dataclass
-class Writer:
-    """How a policy sends writes: with deterministic keys (oracle) or blindly (neg:blind-retry)."""
-
-    client: ErpClient
-    turn: int
-    keyed: bool = True
-    n: int = 0
-
-    def post(self, path: str, body: Any = None) -> Any:
-        self.n += 1
-        if self.keyed:
-            return self.client.post(path, body, key=f"requisition-queue-t{self.turn}-w{self.n}")
-        try:
-            return self.client.post(path, body)
-        except ErpError as exc:
-            if exc.status not in (502, 503, 504):
-                raise
-        try:
-            return self.client.post(path, body)  # the mistake: a blind re-send after a failure
-        except ErpError as exc:
-            if exc.status >= 500:
-                raise
-            return None  # the first send had gone through after all; carry on regardless
-
-
-# The handbook --------------------------------------------------------------------------------------
-
-def _clause(workspace: Path, clause: str) -> str:
-    for md in sorted((workspace / "handbook").glob("*.md")):
-        for para in md.read_text(encoding="utf-8").split("\n\n"):
-            if para.startswith(f"**{clause}**"):
-                return para
-    raise RuntimeError(f"clause {clause} is not in the handbook")
+from agent_sandbox.policy_kit import Writer, handbook_clause
 
 
 def handbook_limit(workspace: Path) -> float:
     """The requisition limit stated in REQ-1.2."""
-    m = re.search(r"\$([\d,]+(?:\.\d\d)?)", _clause(workspace, "REQ-1.2"))
+    m = re.search(r"\$([\d,]+(?:\.\d\d)?)", handbook_clause(workspace, "REQ-1.2"))
     if not m:
         raise RuntimeError("no amount in REQ-1.2")
     return float(m.group(1).replace(",", ""))
@@ -71,7 +35,7 @@ def handbook_limit(workspace: Path) -> float:
 
 def handbook_window(workspace: Path) -> int:
     """The split window of REQ-2.2, in business days."""
-    text = _clause(workspace, "REQ-2.2")
+    text = handbook_clause(workspace, "REQ-2.2")
     words = {"three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "ten": 10}
     m = re.search(r"within (\w+) business days", text)
     if not m:
@@ -264,7 +228,7 @@ def _try(fn: Callable[..., Any], *args: Any) -> None:
 def make_policy(style: Style = Style(), *, keyed: bool = True) -> Callable[[int, ErpClient, Path, dict], None]:
     """A policy that plays the single turn with the given style."""
     def policy(turn: int, client: ErpClient, workspace: Path, context: dict) -> None:
-        decide_queue(client, Writer(client, turn, keyed=keyed), workspace, style)
+        decide_queue(client, Writer(client, turn, "requisition-queue", keyed=keyed), workspace, style)
     return policy
 
 
