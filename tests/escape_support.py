@@ -161,8 +161,9 @@ class EscapeLab:
         from orchestrator.backends.base import AttemptContext
         from orchestrator.cells import Cell
         from orchestrator.control_client import ControlClient
+        from orchestrator.errors import ErpUnhealthy
         from orchestrator.paths import AttemptPaths
-        from orchestrator.services.erp import ErpEndpoints, ErpLaunch, erp_service
+        from orchestrator.services.erp import ERP, ErpEndpoints, ErpLaunch, erp_service
 
         paths = AttemptPaths.for_attempt(self.config.runs_root, "escape", Cell("escape-probe", self.scenario.slug), 0, len(self.attempts))
         paths.prepare()
@@ -173,7 +174,7 @@ class EscapeLab:
         launch = ErpLaunch(db=Path(self.scenario.db), world=Path(self.scenario.world), control_token=live.control_token)
         live.endpoints = ErpEndpoints.of(sandbox.start_service(erp_service(launch, self.config)))
         live.control = ControlClient(live.endpoints.control_url, live.control_token, timeout_s=self.config.control_timeout_s)
-        live.control.wait_healthy(max(self.config.erp_ready_timeout_s, 300.0))  # returns once healthy; a loaded host is slow
+        sandbox.wait_service_healthy(ERP, error=ErpUnhealthy)  # progress-based; gives the start slot back
         sandbox.seed_workspace(Path(self.scenario.handbook_dir))
         return live
 

@@ -96,6 +96,7 @@ class GatewayAttempt:
         from orchestrator.model_access import parse_model_access
         from orchestrator.services.gateway import (
             CONTROL,
+            FAKE_PROVIDER,
             GATEWAY,
             PROXY,
             PROXY_PORT,
@@ -114,6 +115,7 @@ class GatewayAttempt:
         from dataclasses import replace
 
         fake = sandbox.start_service(replace(fake_provider_service(json.dumps(script).encode(), lab.config), image=gateway_image))
+        sandbox.wait_service_healthy(FAKE_PROVIDER)
         self.fake_url = fake.url("url")
         access = parse_model_access({"providers": {"anthropic": {"base_url": self.fake_url, "models": [MODEL]}}}, "test")
         block = sandbox.blocks["attempt"]

@@ -184,6 +184,26 @@ def test_a_queued_start_records_its_wait_and_keeps_its_health_window(local):
     assert time.monotonic() - t0 >= 1.8
 
 
+@pytest.mark.timeout(90)
+def test_starts_of_one_sandbox_share_its_slot_instead_of_waiting_for_themselves(local):
+    # An attempt starts the ERP, a fake provider and the gateway before waiting on some of
+    # them; with the host's only slot held by its own first start, the second must not queue
+    # behind it (that was a deadlock on a 2-slot CI machine).
+    # (In this thread: the local backend ties a service to the thread that started it. A
+    # regression blocks here until the test's timeout.)
+    sb, cfg = local
+    sb.start_service(_spec("first", ("{python}", "-c", SLOW, "{bind:api}", "idle", "0.2"), stall_s=30))
+    sb.start_service(_spec("second", ("{python}", "-c", SLOW, "{bind:api}", "idle", "0.2"), stall_s=30))
+    assert sb.queued_s["second"] == 0.0
+    other = StartSlots(cfg.admission_root, 1)
+    sb.wait_service_healthy("first")
+    assert other.try_acquire() is None  # still held: "second" has not finished its health wait
+    sb.wait_service_healthy("second")
+    freed = other.try_acquire()
+    assert freed is not None  # the last wait gives the shared slot back
+    freed.release()
+
+
 def test_a_service_that_exits_at_once_fails_fast_with_its_exit(local):
     sb, _ = local
     crash = ("{python}", "-c", "import sys; print('no config', file=sys.stderr); sys.exit(7)", "{bind:api}")
