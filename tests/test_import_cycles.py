@@ -13,7 +13,9 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from repo_paths import REPO_ROOT
+
+ROOT = REPO_ROOT
 PACKAGES = ("erp_service", "agent_sandbox", "model_gateway", "orchestrator", "tasks", "networks")
 # Which parts a part may import (helper preamble's import rule; docs/architecture.md).
 ALLOWED = {
