@@ -11,6 +11,7 @@ from pathlib import Path
 
 import docker
 import pytest
+from containers import run_to_exit
 
 from orchestrator.images import (
     AGENT_CLAUDE_IMAGE,
@@ -115,18 +116,9 @@ def test_planned_tags_are_content_hash_tags():
 
 # --- the built images (real engine) ----------------------------------------------------------
 def run_in(client: docker.DockerClient, image: str, argv: list[str], **kwargs) -> tuple[int, str]:
-    """Run argv in a fresh container of `image` with no network; return (exit code, output).
-    The container is removed whatever happens."""
-    container = client.containers.create(
-        image, entrypoint=argv[:1], command=argv[1:], network_mode="none",
-        labels=config.helper_labels("test-images"), **kwargs,
-    )
-    try:
-        container.start()
-        code = container.wait(timeout=60)["StatusCode"]
-        return code, container.logs(stdout=True, stderr=True).decode()
-    finally:
-        container.remove(force=True)
+    """Run argv in a fresh container of `image` with no network (through testcontainers); return
+    (exit code, output). The container is removed whatever happens."""
+    return run_to_exit(image, argv, labels=config.helper_labels("test-images"), **kwargs)
 
 
 def _code_locations_script(forbidden: tuple[str, ...]) -> str:
