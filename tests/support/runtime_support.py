@@ -211,21 +211,18 @@ PROBE = textwrap.dedent(
 def probe_from(client, image: str, network: str, targets: list[str], labels: dict[str, str]) -> dict[str, Any]:
     """Run a short-lived container on `network` (or `container:<id>`: in that container's
     network namespace) that tries TCP connects to `targets` and reports its default route."""
+    from testcontainers.core.container import DockerContainer
+
     where = {"network_mode": network} if network.startswith("container:") else {"network": network}
-    c = client.containers.run(
-        image,
-        entrypoint=["/opt/venv/bin/python", "-c", PROBE],
-        command=targets,
-        **where,
-        labels=labels,
-        user="1000:1000",
-        detach=True,
-    )
+    probe = DockerContainer(image).with_command(targets).with_kwargs(
+        entrypoint=["/opt/venv/bin/python", "-c", PROBE], labels=labels, user="1000:1000", **where)
     try:
+        probe.start()
+        c = probe.get_wrapped_container()
         c.wait(timeout=60)
         text = c.logs(stdout=True, stderr=False).decode().strip().splitlines()
         if not text:
             raise AssertionError(c.logs().decode())
         return json.loads(text[-1])
     finally:
-        c.remove(force=True)
+        probe.stop()
