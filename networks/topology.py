@@ -23,6 +23,9 @@ class NetworkSpec:
     enable_ipv6: bool
     members: tuple[str, ...]
     allowlist: tuple[str, ...] = ()
+    # The host drops new connections arriving from this network's bridge (its host address would
+    # otherwise open every host service listening on all addresses): orchestrator/backends/docker_firewall.py.
+    host_firewall: bool = False
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,7 @@ def _parse(data: dict[str, Any]) -> Topology:
                 enable_ipv6=bool(raw.get("enable_ipv6", False)),
                 members=tuple(raw.get("members") or ()),
                 allowlist=tuple(raw.get("allowlist") or ()),
+                host_firewall=bool(raw.get("host_firewall", False)),
             )
         except KeyError as exc:
             raise TopologyError(f"network {role!r} lacks key {exc.args[0]!r}") from None

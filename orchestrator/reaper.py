@@ -4,13 +4,22 @@ Other orchestrators share the engine and tear their own attempts down while a re
 anything listed may be gone a moment later. The reap lists through the engine's list calls
 only (the SDK's `containers.list` fetches each container again by id, and a container removed
 in between raised `NotFound` out of `reap()`), and an object that has vanished by the time it
-is removed counts as gone, never as a failure."""
+is removed counts as gone, never as a failure.
+
+Host firewall rules of attempt bridges (orchestrator/backends/docker_firewall.py) carry no owner,
+only their network's name: a rule is left over when its network is gone. The rules are listed
+before the networks, so a rule seen belongs to a network created before the listing; if that
+network is then missing, it was removed, and the rule guards nothing."""
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from orchestrator import labels as L
+
+if TYPE_CHECKING:
+    from orchestrator.backends.docker_firewall import TaggedRule
 
 log = logging.getLogger(__name__)
 
@@ -42,13 +51,15 @@ def _vanished(exc: BaseException) -> bool:
 
 
 def reap(client, *, all_dead: bool = False, campaign: str | None = None, dry_run: bool = False) -> ReapReport:
-    """Remove containers, then volumes and networks, labelled `pb.managed=1` whose owner is dead.
+    """Remove containers, then volumes and networks, labelled `pb.managed=1` whose owner is dead;
+    then the host firewall rules whose network is gone (of `campaign` only, when given).
 
     `all_dead` also removes objects whose owner cannot be checked from this host (created by
     another host sharing the engine, or without owner labels). Objects of a live owner are
     always kept. Containers go first: a network or volume in use cannot be removed.
     """
     report = ReapReport()
+    rules = _firewall_rules(campaign)  # before the networks are listed (see the module's docstring)
     filters = {"label": [f"{L.MANAGED}=1"] + ([f"{L.CAMPAIGN}={campaign}"] if campaign else [])}
 
     def handle(kind: str, name: str, labels: dict | None, remove) -> None:
@@ -77,6 +88,33 @@ def reap(client, *, all_dead: bool = False, campaign: str | None = None, dry_run
         handle("volume", v["Name"], v.get("Labels"), lambda name=v["Name"]: api.remove_volume(name, force=True))
     for n in api.networks(filters=filters):
         handle("network", n["Name"], n.get("Labels"), lambda nid=n["Id"]: api.remove_network(nid))
+    if rules:
+        existing = {n["Name"] for n in api.networks()}
+        for rule in rules:
+            if rule.network in existing:
+                continue
+            tag = f"firewall rule {rule.command} {rule.network} (network gone)"
+            if dry_run:
+                report.removed.append(tag + " [dry run]")
+                continue
+            try:
+                report.removed.append(tag if rule.delete() else tag + " [already gone]")
+            except Exception as exc:  # noqa: BLE001 — a reap reports failures and goes on
+                report.failed.append(f"{tag}: {exc}")
     for line in report.removed:
         log.info("reaped %s", line)
     return report
+
+
+def _firewall_rules(campaign: str | None) -> list[TaggedRule]:
+    """The host firewall rules of attempt bridges (of `campaign`), or none when the host's
+    firewall cannot be read here (no iptables or no privilege: then none were installed by this
+    user either)."""
+    from orchestrator.backends.docker_firewall import FirewallError, campaign_key, list_tagged_rules
+
+    try:
+        rules = list_tagged_rules()
+    except FirewallError as exc:
+        log.debug("firewall rules not listed: %s", exc)
+        return []
+    return [r for r in rules if campaign is None or r.campaign_key == campaign_key(campaign)]

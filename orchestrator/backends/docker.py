@@ -6,7 +6,7 @@ networks/topology.yaml).
                                                          agent namespace
     control network    internal                          services' host-side listeners; the host
                                                          reaches it through the bridge address
-    other networks     on demand (topology.yaml)         e.g. egress, when a service declares it
+    other networks     on demand (topology.yaml)         e.g. egress (host_firewall: docker_firewall.py)
     netns container    idle, on the attempt network      holds the agent side's network namespace
                                                          (default route deleted, IPv6 off); each
                                                          turn's container joins it
@@ -48,6 +48,7 @@ from orchestrator.backends.docker_containers import (
     post_mortem_of,
     uid_gid,
 )
+from orchestrator.backends.docker_firewall import BRIDGE_NAME_OPTION, HostFirewall, remove_networks
 from orchestrator.backends.docker_limits import limit_client, process_limiter
 from orchestrator.backends.services import ServiceEndpoints, ServiceSpec, ServiceSpecError
 from orchestrator.cancel_watch import CancelWatch
@@ -153,8 +154,9 @@ class DockerBackend(Backend):
                     out.append(cfg["Subnet"])
         return out
 
-    def create_network(self, name: str, spec: NetworkSpec, labels: dict[str, str]) -> tuple[Block, Any]:
-        """Create one network of the topology on a freshly allocated subnet."""
+    def create_network(self, name: str, spec: NetworkSpec, labels: dict[str, str],
+                       options: dict[str, str] | None = None) -> tuple[Block, Any]:
+        """Create one network of the topology on a fresh subnet (`options` replace the spec's)."""
 
         def create(block: Block):
             ipam = IPAMConfig(pool_configs=[IPAMPool(subnet=block.subnet, gateway=block.gateway, iprange=block.ip_range)])
@@ -162,7 +164,7 @@ class DockerBackend(Backend):
                 name,
                 driver="bridge",
                 internal=spec.internal,
-                options=spec.options,
+                options=spec.options if options is None else options,
                 ipam=ipam,
                 labels=labels,
                 enable_ipv6=spec.enable_ipv6,
@@ -201,6 +203,7 @@ class DockerSandbox(Sandbox):
         self.owner = L.Owner.current()
         self.networks: dict[str, Any] = {}
         self.blocks: dict[str, Block] = {}
+        self.firewalls: dict[str, HostFirewall] = {}  # network role -> its host INPUT rules
         self.volumes: dict[str, Any] = {}
         self.containers: dict[str, Any] = {}  # role -> container (each service by name, netns, helper, turn-<n>)
         self._followers: list[LogFollower] = []
@@ -226,8 +229,14 @@ class DockerSandbox(Sandbox):
             spec = self.backend.topology.networks.get(role)
             if spec is None:
                 raise ServiceSpecError(f"network {role!r} is not declared in networks/topology.yaml")
-            block, net = self.backend.create_network(f"{self.prefix}-{role}", spec, self.labels(f"{role}-net"))
+            name = f"{self.prefix}-{role}"
+            wall = HostFirewall(name, self.ctx.campaign) if spec.host_firewall else None
+            options = {**spec.options, BRIDGE_NAME_OPTION: wall.bridge} if wall else None
+            block, net = self.backend.create_network(name, spec, self.labels(f"{role}-net"), options=options)
             self.networks[role], self.blocks[role] = net, block
+            if wall is not None:  # before any container joins; FirewallError is infra_error, close() cleans up
+                self.firewalls[role] = wall
+                wall.install()
         return self.networks[role]
 
     def _create_volume(self, role: str, quota_bytes: int | None = None, owner: tuple[int, int] = (0, 0)) -> Any:
@@ -585,14 +594,5 @@ class DockerSandbox(Sandbox):
         for role in list(self.volumes):
             if p := self._remove_volume(role):
                 problems.append(p)
-        for role, net in list(self.networks.items()):
-            try:
-                net.remove()
-            except docker.errors.NotFound:
-                pass
-            except docker.errors.DockerException as exc:
-                problems.append(f"network {net.name}: {exc}")
-            else:
-                self.backend.pool.release(self.blocks[role])
-            self.networks.pop(role, None)
+        problems += remove_networks(self.networks, self.firewalls, lambda role: self.backend.pool.release(self.blocks[role]))
         return problems
