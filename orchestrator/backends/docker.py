@@ -234,9 +234,9 @@ class DockerSandbox(Sandbox):
             options = {**spec.options, BRIDGE_NAME_OPTION: wall.bridge} if wall else None
             block, net = self.backend.create_network(name, spec, self.labels(f"{role}-net"), options=options)
             self.networks[role], self.blocks[role] = net, block
-            if wall is not None:  # before any container joins; FirewallError is infra_error, close() cleans up
-                self.firewalls[role] = wall
+            if wall is not None:  # before any container joins; FirewallError (infra_error) rolls its rules back
                 wall.install()
+                self.firewalls[role] = wall
         return self.networks[role]
 
     def _create_volume(self, role: str, quota_bytes: int | None = None, owner: tuple[int, int] = (0, 0)) -> Any:
