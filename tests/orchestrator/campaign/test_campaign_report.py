@@ -22,6 +22,8 @@ class _Collect(HTMLParser):
         for k, v in attrs:
             if k == "xmlns":  # a namespace name, never fetched
                 continue
+            if tag == "a" and k == "href" and v and v.startswith("report_files/"):
+                continue  # a link to an attempt page in the same report folder, not an asset
             if k in ("src", "href") or (v and re.match(r"^(https?:)?//", v)):
                 self.urls.append((tag, k, v))
 
