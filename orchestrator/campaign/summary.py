@@ -6,7 +6,9 @@ repetitions), `orchestrate export --verify` can recompute it and compare byte fo
 Groupings (a condition is part of the cell, so faulted and clean results are never pooled):
 - `cells`:   per `SYSTEM:TASK[+CONDITION]`, every metric;
 - `systems`: per `SYSTEM[+CONDITION]` across its tasks (pass^k counts tasks there);
-- `tasks`:   per task, an index of its cells with their headline numbers.
+- `tasks`:   per task, an index of its cells with their headline numbers;
+- `per_check`: per task, every check x cell: passed/failed/scored counts, pass rate and breaches,
+  so a reader sees which judgment separates systems (the report's per-check view).
 """
 from __future__ import annotations
 
@@ -52,7 +54,13 @@ CONVENTIONS = {
         "scored attempt reports cost_usd; otherwise null with the count that did"
     ),
     "turn_time": "wall seconds per turn over all turns of scored attempts",
+    "per_check": (
+        "per task, per check and cell, over scored attempts that ran the check: passed, failed, "
+        "pass rate (passed / scored) and breaches (attempts where the check was a breach)"
+    ),
+    "interface": "how the agent reached the ERP (cli unless the cell declares another); never pooled",
 }
+DEFAULT_INTERFACE = "cli"
 
 
 def _system_key(identity: dict[str, Any]) -> str:
@@ -224,6 +232,9 @@ def compute_summary(lines: list[dict[str, Any]], declaration: dict[str, Any]) ->
             "system": decl_cell["system"],
             "task": decl_cell["task"],
             "condition": decl_cell["condition"],
+            "interface": decl_cell.get("interface") or DEFAULT_INTERFACE,
+            # What the attempts actually ran under (a label may hold more than one only by error).
+            "isolation": sorted({str(ln.get("isolation")) for ln in group if ln.get("isolation")}),
             **aggregate(group, reps),
         }
     systems = {}
@@ -261,4 +272,30 @@ def compute_summary(lines: list[dict[str, Any]], declaration: dict[str, Any]) ->
         "cells": cells,
         "systems": systems,
         "tasks": {k: tasks[k] for k in sorted(tasks)},
+        "per_check": per_check(lines, declaration),
     }
+
+
+def per_check(lines: list[dict[str, Any]], declaration: dict[str, Any]) -> dict[str, Any]:
+    """Per task: every check (in the order the grader reports them) x every declared cell."""
+    out: dict[str, Any] = {}
+    for task in sorted({c["task"] for c in declaration["cells"]}):
+        cell_names = [c["cell"] for c in declaration["cells"] if c["task"] == task]
+        scored = [ln for ln in lines if ln["identity"]["task"] == task and ln.get("outcome") not in UNSCORED]
+        order: dict[str, dict[str, Any]] = {}
+        for ln in scored:
+            for chk in ln.get("checks") or []:
+                order.setdefault(str(chk.get("name")), {"type": chk.get("type"), "required": bool(chk.get("required"))})
+        checks = []
+        for name, info in order.items():
+            per_cell: dict[str, Any] = {}
+            for cell in cell_names:
+                ran = [chk for ln in scored if ln["identity"]["cell"] == cell
+                       for chk in ln.get("checks") or [] if chk.get("name") == name]
+                ok = sum(1 for chk in ran if chk.get("passed"))
+                per_cell[cell] = {"scored": len(ran), "passed": ok, "failed": len(ran) - ok,
+                                  "rate": m.rate(ok, len(ran)),
+                                  "breaches": sum(1 for chk in ran if chk.get("breach"))}
+            checks.append({"name": name, **info, "cells": per_cell})
+        out[task] = {"cells": cell_names, "checks": checks}
+    return out
