@@ -2,7 +2,7 @@
 attempt with a model gateway, and from inside the gateway container, each beside a positive
 control.
 
-Two live attempts, A and B, are opened through the docker backend (tests/escape_support.py);
+Two live attempts, A and B, are opened through the docker backend (tests/support/escape_support.py);
 each gets the project's fake provider on its egress network and a model gateway (the services
 of orchestrator/services/gateway.py). The probes never leave the machine: every target is one of
 these containers or the host canary.
@@ -158,7 +158,7 @@ def agent_turn(lab: EscapeLab, ga: GatewayAttempt, spec: dict[str, Any], probe_f
     n = live.turns
     turn_dir = lab.config.container_paths.turn_dir
     if secrets_spec is not None:
-        argv = (PYTHON, PROBE_TARGET, "--spec", f"{turn_dir}/spec.json", "--out", "{out_dir}/probe.json")
+        argv: tuple[str, ...] = (PYTHON, PROBE_TARGET, "--spec", f"{turn_dir}/spec.json", "--out", "{out_dir}/probe.json")
         body = secrets_spec
     else:
         argv = (PYTHON, GW_PROBE_TARGET, f"{turn_dir}/spec.json", "{out_dir}/probe.json")
@@ -267,26 +267,31 @@ def test_gateway_cannot_reach_control_api_host_or_other_attempt(glab) -> None:
     # attempts' addresses cannot leave the machine (checked first, as the agent-side suite does).
     first = a.gateway_exec({"tcp": []})
     assert first["default_route"] is False, a.routes
-    # The host's addresses on the two bridges the gateway is on are the known gap (below).
+    # Every host address, the two on the gateway's own bridges included (egress: its route out;
+    # gateway-control: where the host reaches it): the host firewall drops new connections from
+    # those bridges (orchestrator/backends/docker_firewall.py).
     bridges = {egress_gw, a.live.sandbox.blocks["gateway-control"].gateway}
-    others = [f"{ip}:{canary.port}" for ip in sorted({host_addrs.get("docker0", "172.17.0.1"), *host_addrs.values()} - bridges)]
+    hosts = [f"{ip}:{canary.port}" for ip in sorted({host_addrs.get("docker0", "172.17.0.1"), *host_addrs.values(), *bridges})]
     spec = {"tcp": [f"{a_erp['control']}:{cfg.erp_control_port}",  # A's ERP control API
                     f"{b_erp['control']}:{cfg.erp_control_port}", f"{b_erp['attempt']}:{cfg.erp_agent_port}",
-                    b.proxy_addr, f"{b.addresses['gateway-control']}:8081", b.fake_addr, *others]}
+                    b.proxy_addr, f"{b.addresses['gateway-control']}:8081", b.fake_addr, *hosts]}
     hits = len(canary.hits)
     report = a.gateway_exec(spec)
     opened = sorted(t for t, v in report["tcp"].items() if v == "open")
     assert opened == [], f"the gateway reached {opened}"
     assert canary.hits[hits:] == []
-    # Positive controls: the host reaches A's ERP control API; B's gateway reaches B's upstream;
-    # an ordinary bridge network reaches the host canary.
+    # The rules are what closes the bridges: both networks carry them now.
+    walls = a.live.sandbox.firewalls
+    assert set(walls) == {"egress", "gateway-control"} and all(w.installed() for w in walls.values())
+    # Positive controls: the gateway reaches its upstream on the egress network (same container,
+    # same moment); the host reaches the gateway's control port through the firewalled bridge
+    # (replies pass) and A's ERP control API; B's gateway reaches B's upstream; an ordinary
+    # bridge network reaches the host canary.
+    assert a.gateway_exec({"tcp": [a.fake_addr]})["tcp"][a.fake_addr] == "open"
+    assert a.control("GET", "/control/health").status_code == 200
     assert glab.ga.live.control.health()
     assert b.gateway_exec({"tcp": [b.fake_addr]})["tcp"][b.fake_addr] == "open"
     plain_block, plain_net = glab.plain_network()
     pc = glab.control_probe({"mode": "network", "http": [f"{plain_block.gateway}:{canary.port}"]}, network=plain_net.name)
     assert pc["http"][f"{plain_block.gateway}:{canary.port}"]["status"] == 200
-    # Known gap (README): the bridges of the gateway's own networks (egress: its route out;
-    # gateway-control: where the host reaches it) hold a host address, so a host service listening
-    # on every address is reachable from the gateway there (never from the agent).
-    gap = a.gateway_exec({"tcp": [f"{ip}:{canary.port}" for ip in sorted(bridges)]})["tcp"]
-    assert set(gap.values()) == {"open"}, "a bridge address is closed now: drop this gap from the README"
+    assert len(canary.hits) > hits
