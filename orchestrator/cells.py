@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from agent_sandbox.systems import is_policy_name
 
 CLEAN = "clean"
+# A person working the turns in the browser (spec §12): unaided, or with assistance as declared.
+# Their own system names, so their attempts are never pooled with an agent's.
+HUMAN_SYSTEMS = ("human", "human-assisted")
 _NAME = r"[a-z0-9][a-z0-9._-]*"
 _SYSTEM_RE = re.compile(rf"^(?:{_NAME}|neg:{_NAME})$")
 _TASK_RE = re.compile(rf"^{_NAME}$")
@@ -36,6 +39,11 @@ class Cell:
         return is_policy_name(self.system)
 
     @property
+    def is_human(self) -> bool:
+        """True when a person works the turns in the browser (`human`, `human-assisted`)."""
+        return is_human_system(self.system)
+
+    @property
     def text(self) -> str:
         """The canonical cell text, `SYSTEM:TASK[+CONDITION]` (clean is left implicit)."""
         return str(self)
@@ -51,6 +59,11 @@ class Cell:
     def __str__(self) -> str:
         text = f"{self.system}:{self.task}"
         return text if self.condition == CLEAN else f"{text}+{self.condition}"
+
+
+def is_human_system(system: str) -> bool:
+    """Whether `system` is a person in the browser rather than an agent or a scripted policy."""
+    return system in HUMAN_SYSTEMS
 
 
 def parse_cell(text: str) -> Cell:
