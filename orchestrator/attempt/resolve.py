@@ -68,6 +68,8 @@ def resolve(spec: AttemptSpec, task: TaskInput, scenario: ScenarioInput,
             return S.policy_system_json(cell.system, policy_path)
 
         return Resolved(policy_json, mounts, None, faults, meta, turns)
+    if cell.is_human:  # a person in the browser (orchestrator/attempt/human_turns.py): no agent container
+        return Resolved(lambda _policy: {"kind": "human", "name": cell.system}, (), None, faults, meta, turns)
 
     builtin = S.builtin_system(cell.system)
     if spec.systems_file is None and builtin is None:

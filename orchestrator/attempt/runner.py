@@ -31,6 +31,7 @@ from pydantic import ValidationError
 
 from agent_sandbox.prompt import render_prompt
 from erp_service.canonical import canonical_hash
+from orchestrator.attempt.human_turns import HumanTurns, open_human
 from orchestrator.attempt.phases import PhaseClock, deferred_interrupts, phase_of
 from orchestrator.attempt.records import (
     AttemptRecord,
@@ -155,6 +156,7 @@ class AttemptRun:
         self.turn_records: list[TurnRecord] = []
         self.usage: dict[str, Any] = {}
         self.model: ModelRun | None = None  # the model gateway, for a system that calls a model
+        self.human: HumanTurns | None = None  # the web UI, for turns worked by a person
         self.grade_report: Any = None
         self.grade_note: str | None = None
         self.hashes = Hashes()
@@ -283,6 +285,7 @@ class AttemptRun:
             self.streamer.start()
             sandbox.seed_workspace(Path(self.scenario.handbook_dir))
             self.model = open_for_attempt(self)  # the fake provider (if any) and the gateway
+            self.human = open_human(self)  # the web UI, for a human cell
 
     def run_turns(self) -> None:
         """Every scripted turn, in order."""
@@ -293,6 +296,8 @@ class AttemptRun:
             for turn in resolved.turns:
                 self.checkpoint()
                 self.run_turn(turn, system_json)
+            if self.human is not None:
+                self.human.finish()
 
     def run_turn(self, turn: TurnScript, system_json: dict[str, Any]) -> None:
         """One turn: clock advance, a fresh agent environment under the budget, the ERP checked."""
@@ -324,7 +329,13 @@ class AttemptRun:
             cancel=self.cancel,  # the backend stops the turn within seconds of a cancel
         )
         turn_wall_start = time.time()
-        run = sandbox.run_turn(launch)
+        if self.human is not None:  # the person ends the turn in the browser, or the budget does
+            paths.turn_dir(turn.n).mkdir(parents=True, exist_ok=True)
+            (paths.turn_dir(turn.n) / "prompt.txt").write_bytes(files["prompt.txt"])
+            run = self.human.run_turn(turn.n, turn.date, str(turn.raw.get("request", "")),
+                                      str(turn.raw.get("from_name") or turn.raw.get("from_user") or ""), budget)
+        else:
+            run = sandbox.run_turn(launch)
         # Facts the agent cannot write decide who caused what (orchestrator.integrity): the ERP's
         # state and the engine's events, never the turn's own folders.
         erp_death, erp_failure = None, None
@@ -533,6 +544,7 @@ def _turn_notes(run: Any, erp_death: ServiceDeath | None, n: int) -> list[str]:
     note = memory_note(TurnState(run.exit_code, bool(run.oom_killed), bool(run.timed_out)))
     if note:
         notes.append(note)
+    notes += [str(n) for n in (run.detail or {}).get("notes") or []]  # e.g. how a person's turn ended
     skipped = (run.detail or {}).get("skipped") or []
     if skipped:
         shown = "; ".join(skipped[:5]) + (f"; and {len(skipped) - 5} more" if len(skipped) > 5 else "")
