@@ -25,6 +25,7 @@ COMMAND_MODULES = [
     "reap",
     "handbook",
     "debug",
+    "human",
 ]
 
 
