@@ -278,7 +278,7 @@ def run_policy(turn_dir: Path, system: dict[str, Any], context: dict[str, Any], 
         raise TurnSetupError("context.json: turn must be an integer")
     policy = find_policy(system)
     out_dir = turn_dir / "out"
-    client = ErpClient(url, token)
+    client = _policy_client(system, url, token)
     code, timed_out = 0, False
 
     def on_alarm(_signum: int, _frame: FrameType | None) -> None:
@@ -311,6 +311,19 @@ def run_policy(turn_dir: Path, system: dict[str, Any], context: dict[str, Any], 
             os.chdir(old_cwd)
             client.close()
     return code, timed_out, {"requests": client.request_count}
+
+
+def _policy_client(system: dict[str, Any], url: str, token: str) -> ErpClient:
+    """The policy's client: plain HTTP, or every call a tool of the MCP server (`interface: mcp`)."""
+    if system.get("interface") != "mcp":
+        return ErpClient(url, token)
+    # Imported here so that only MCP cells load the MCP SDK (and pydantic) into the turn.
+    from agent_sandbox.mcp_client import McpError, mcp_erp_client
+
+    try:
+        return mcp_erp_client(url, need_env("ERP_MCP_URL"), token)
+    except McpError as exc:
+        raise TurnSetupError(str(exc)) from exc
 
 
 def write_traceback(out_dir: Path, also: Any = None) -> None:
