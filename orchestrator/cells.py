@@ -12,6 +12,10 @@ from dataclasses import dataclass
 from agent_sandbox.systems import is_policy_name
 
 CLEAN = "clean"
+# The interface the agent is given (spec §9, issue 17): `cli` (the `erp` command and the HTTP API)
+# or `mcp` (also the MCP server generated from the OpenAPI document). Written `#mcp` after the cell.
+CLI, MCP = "cli", "mcp"
+INTERFACES = (CLI, MCP)
 # A person working the turns in the browser (spec §12): unaided, or with assistance as declared.
 # Their own system names, so their attempts are never pooled with an agent's.
 HUMAN_SYSTEMS = ("human", "human-assisted")
@@ -32,6 +36,7 @@ class Cell:
     system: str
     task: str
     condition: str = CLEAN
+    interface: str = CLI
 
     @property
     def is_policy(self) -> bool:
@@ -52,13 +57,14 @@ class Cell:
     def slug(self) -> str:
         """A folder and engine-object friendly name: `null__payment-run[__lost-writes]`."""
         base = f"{self.system.replace(':', '-')}__{self.task}"
-        if self.condition == CLEAN:
-            return base
-        return f"{base}__{self.condition.replace(',', '_').replace('=', '-').replace('@', '-')}"
+        if self.condition != CLEAN:
+            base = f"{base}__{self.condition.replace(',', '_').replace('=', '-').replace('@', '-')}"
+        return base if self.interface == CLI else f"{base}__if-{self.interface}"
 
     def __str__(self) -> str:
         text = f"{self.system}:{self.task}"
-        return text if self.condition == CLEAN else f"{text}+{self.condition}"
+        text = text if self.condition == CLEAN else f"{text}+{self.condition}"
+        return text if self.interface == CLI else f"{text}#{self.interface}"
 
 
 def is_human_system(system: str) -> bool:
@@ -67,14 +73,18 @@ def is_human_system(system: str) -> bool:
 
 
 def parse_cell(text: str) -> Cell:
-    """Parse `SYSTEM:TASK[+CONDITION]`; raise `CellError` naming the faulty part."""
-    form = "expected SYSTEM:TASK[+CONDITION], e.g. oracle:payment-run or neg:skip-check:payment-run+lost-writes"
+    """Parse `SYSTEM:TASK[+CONDITION][#INTERFACE]`; raise `CellError` naming the faulty part."""
+    form = ("expected SYSTEM:TASK[+CONDITION][#INTERFACE], e.g. oracle:payment-run, "
+            "neg:skip-check:payment-run+lost-writes or claude-code:payment-run#mcp")
     if not isinstance(text, str) or not text.strip():
         raise CellError(f"empty cell; {form}")
     raw = text.strip()
     if any(c.isspace() for c in raw):
         raise CellError(f"cell {raw!r} contains whitespace; {form}")
-    body, plus, condition = raw.partition("+")
+    head, hash_sign, interface = raw.partition("#")
+    if hash_sign and interface not in INTERFACES:
+        raise CellError(f"cell {raw!r}: interface {interface!r} is not one of {', '.join(INTERFACES)}; {form}")
+    body, plus, condition = head.partition("+")
     if plus and not condition:
         raise CellError(f"cell {raw!r} has '+' but no condition; {form}")
     if "+" in condition:
@@ -98,4 +108,4 @@ def parse_cell(text: str) -> Cell:
     condition = condition or CLEAN
     if not _CONDITION_RE.match(condition):
         raise CellError(f"cell {raw!r}: condition {condition!r} has characters outside [a-z0-9._,=@-]; {form}")
-    return Cell(system=system, task=task, condition=condition)
+    return Cell(system=system, task=task, condition=condition, interface=interface or CLI)
