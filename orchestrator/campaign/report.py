@@ -221,7 +221,7 @@ def check_projections(task: str) -> dict[str, str]:
     return out
 
 
-def write_report(runs_root: Path, label: str, out: Path | None = None) -> Path:
+def write_report(runs_root: Path, label: str, out: Path | None = None, *, title: str | None = None) -> Path:
     """Write `runs/<label>/report.html` (or `out`) and the attempt pages in `report_files/` beside
     it, from the label's exported files and attempt folders."""
     root = runs_root / label
@@ -243,8 +243,8 @@ def write_report(runs_root: Path, label: str, out: Path | None = None) -> Path:
                                                                ident["seed"], ident["rep"], str(ident["task_version"])))
         if ident["task"] not in projections:
             projections[ident["task"]] = check_projections(ident["task"])
-        page = render_attempt_page(folder, ln, label=label, index_href=f"../{target.name}",
+        page = render_attempt_page(folder, ln, label=title or label, index_href=f"../{target.name}",
                                    projections_of=projections[ident["task"]])
         (pages / page_name(ln["attempt_id"])).write_text(page, encoding="utf-8")
-    target.write_text(render_report(label, summary, lines, provenance, pages=PAGES_DIR), encoding="utf-8")
+    target.write_text(render_report(title or label, summary, lines, provenance, pages=PAGES_DIR), encoding="utf-8")
     return target

@@ -1,0 +1,194 @@
+"""`orchestrate publish LABEL --out DIR`: the publication bundle of a campaign.
+
+Layout (the label's own layout, so the ledger's checks run on it unchanged)::
+
+    DIR/bundle.json        manifest: SHA-256 of every file, what was redacted or withheld and why
+    DIR/campaign.json  attempts.jsonl  summary.json  provenance.json   (as exported, hash-bound)
+    DIR/versions.json      task trees and versions, handbooks, grader, images, orchestrator
+                           revision, system declarations, models and the gateway's price table
+    DIR/conditions.json    conditions (fault specifications), budgets, seeds, repetitions
+    DIR/redaction.json     per file, how many credentials / restricted values were taken out
+    DIR/report.html  DIR/report_files/                    the report, rendered from the bundle
+    DIR/<cell>/seed-<n>/rep-<k>/                          each attempt: result.json, audit.jsonl,
+                           faults.jsonl, turns.jsonl, turns/, logs/, projections/, gateway.jsonl,
+                           final.db and workspace/ (redacted copies, or their hashes only)
+
+The label is exported and verified first (a label that does not verify is not published). The
+ledger, summary, provenance and results are published byte for byte — they are what the hashes
+bind — and must hold no secret; the traces are redacted (orchestrator/campaign/redaction.py).
+`orchestrate export --verify DIR` checks a bundle on its own (orchestrator/campaign/bundle_verify.py).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from orchestrator.campaign.bundle_files import SKIP_SUFFIXES, Entry, copy_file, redact_bytes, redact_db, sha256_file
+from orchestrator.campaign.bundle_secrets import gather, restricted_classes
+from orchestrator.campaign.bundle_versions import build_conditions, build_versions
+from orchestrator.campaign.export import export_label, planned_identities, read_declaration, verify_label
+from orchestrator.campaign.identity import DECLARATION_FILE, attempt_dir, canonical_json, sha256_bytes
+from orchestrator.campaign.ledger import LEDGER_FILE
+from orchestrator.campaign.provenance import PROVENANCE_FILE
+from orchestrator.campaign.redaction import Secrets
+from orchestrator.campaign.summary import SUMMARY_FILE
+
+BUNDLE_FILE = "bundle.json"
+BUNDLE_SCHEMA = 1
+VERSIONS_FILE = "versions.json"
+CONDITIONS_FILE = "conditions.json"
+REDACTION_FILE = "redaction.json"
+BOUND_FILES = (LEDGER_FILE, SUMMARY_FILE, PROVENANCE_FILE)  # hash-bound: published byte for byte
+WITHHOLDABLE = ("final_db", "workspace")
+
+
+class PublishError(RuntimeError):
+    """A label that cannot be published (not verified, a secret in a hash-bound file, bad output)."""
+
+
+def manifest_self_sha256(manifest: dict[str, Any]) -> str:
+    """The manifest's own hash: its canonical JSON without the `self_sha256` field."""
+    return sha256_bytes(canonical_json({k: v for k, v in manifest.items() if k != "self_sha256"}).encode())
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _attempt(root: Path, out: Path, folder: Path, secrets: Secrets, withhold: set[str],
+             restricted: list[str], ledger_hashes: dict[str, Any]) -> list[Entry]:
+    """Copy one attempt folder into the bundle; return what became of each file."""
+    rel_folder = folder.relative_to(root)
+    entries: list[Entry] = []
+    reason_db = reason_ws = ""
+    if restricted:
+        reason_db = reason_ws = f"the task declares restricted classes ({', '.join(restricted)}) that its checks judge"
+    if "final_db" in withhold:
+        reason_db = "withheld by the publisher (--withhold final_db)"
+    if "workspace" in withhold:
+        reason_ws = "withheld by the publisher (--withhold workspace)"
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()):
+        rel = path.relative_to(folder).as_posix()
+        bundle_rel = (rel_folder / rel).as_posix()
+        if path.name.endswith(SKIP_SUFFIXES):
+            continue
+        if rel == "final.db":
+            if reason_db:
+                entries.append(Entry(bundle_rel, "withheld", sha256_file(path), reason_db))
+                continue
+            redact_db(path, out / bundle_rel, secrets)
+            mode = "redacted" if sha256_file(out / bundle_rel) != sha256_file(path) else "copy"
+            entries.append(Entry(bundle_rel, mode, sha256_file(path)))
+            continue
+        if rel.startswith("workspace/") and reason_ws:
+            entries.append(Entry(bundle_rel, "withheld", sha256_file(path), reason_ws))
+            continue
+        entries.append(copy_file(path, out / bundle_rel, bundle_rel, secrets))
+    for rel, digest in sorted((ledger_hashes.get("workspace") or {}).items()):
+        if digest.startswith("symlink:"):
+            entries.append(Entry((rel_folder / "workspace" / rel).as_posix(), "withheld", digest, "a symlink"))
+    return entries
+
+
+def publish(runs_root: Path, label: str, out: Path, *, model_access: Path | None = None,
+            withhold: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Write the bundle of `label` into `out` (new or empty); return its manifest."""
+    bad = set(withhold) - set(WITHHOLDABLE)
+    if bad:
+        raise PublishError(f"--withhold takes {', '.join(WITHHOLDABLE)}; got {', '.join(sorted(bad))}")
+    root = runs_root / label
+    if out.exists() and any(out.iterdir()):
+        raise PublishError(f"{out} exists and is not empty: publish into a new folder")
+    if out.resolve() == root.resolve() or root.resolve() in out.resolve().parents:
+        raise PublishError(f"{out} is inside the label's own folder {root}")
+    export_label(runs_root, label)
+    checked = verify_label(runs_root, label)
+    if not checked.ok:
+        raise PublishError(f"{label} does not verify; fix it before publishing: " + "; ".join(checked.problems[:5]))
+    declaration = read_declaration(root) or {}
+    lines = [json.loads(t) for t in (root / LEDGER_FILE).read_text(encoding="utf-8").splitlines() if t.strip()]
+    by_id = {i.attempt_id: i for i in planned_identities(declaration)}
+    folders = [(ln["identity"]["task"], attempt_dir(runs_root, label, by_id[ln["attempt_id"]])) for ln in lines]
+    secrets = gather(root, folders, model_access=model_access)
+    classes = {task: restricted_classes(task) for task, _ in folders}
+
+    out.mkdir(parents=True, exist_ok=True)
+    entries: list[Entry] = []
+    for name in BOUND_FILES:
+        raw = (root / name).read_bytes()
+        found = secrets.found_in_file(name, raw.decode("utf-8"))
+        if found:
+            raise PublishError(f"{name} holds {found[0]}: a hash-bound file cannot be redacted; not published")
+        shutil.copyfile(root / name, out / name)
+        entries.append(Entry(name, "copy", sha256_bytes(raw)))
+    # campaign.json: its hash covers everything but `volatile` (argv and paths), which may be redacted.
+    decl_raw = (root / DECLARATION_FILE).read_bytes()
+    decl_out = redact_bytes(decl_raw, DECLARATION_FILE, secrets) or decl_raw
+    (out / DECLARATION_FILE).write_bytes(decl_out)
+    entries.append(Entry(DECLARATION_FILE, "copy" if decl_out == decl_raw else "redacted", sha256_bytes(decl_raw)))
+
+    for ln, (task, folder) in zip(lines, folders, strict=True):
+        entries += _attempt(root, out, folder, secrets, set(withhold), classes[task], ln.get("hashes") or {})
+
+    provenance = json.loads((root / PROVENANCE_FILE).read_text())
+    _write_json(out / VERSIONS_FILE, build_versions(declaration, provenance))
+    _write_json(out / CONDITIONS_FILE, build_conditions(declaration))
+    from orchestrator.campaign.report import write_report
+
+    write_report(out.parent, out.name, out / "report.html", title=str(declaration.get("label") or label))
+    for page in sorted([out / "report.html", *(out / "report_files").glob("*.html")]):
+        raw = page.read_bytes()
+        clean = redact_bytes(raw, page.name, secrets)
+        if clean is not None and clean != raw:
+            page.write_bytes(clean)
+    counts = {k: v for k, v in sorted(secrets.counts.items())}
+    _write_json(out / REDACTION_FILE, {
+        "schema": 1,
+        "counts": counts,
+        "redacted": sorted(e.path for e in entries if e.mode == "redacted"),
+        "withheld": sorted(e.path for e in entries if e.mode == "withheld"),
+        "method": "credentials -> [credential]; restricted digit runs masked but for their last four digits; "
+                  "a text in which the grader's matcher still finds a value -> '[redacted: restricted value]'",
+        "restricted_classes": {t: c for t, c in sorted(classes.items()) if c},
+    })
+    leftovers = scan_bundle(out, secrets)
+    if leftovers:
+        raise PublishError(f"a secret survived redaction in {leftovers[0]}; the bundle in {out} is incomplete")
+
+    published = {e.path: e for e in entries}
+    files = {}
+    for path in sorted(p for p in out.rglob("*") if p.is_file()):
+        rel = path.relative_to(out).as_posix()
+        entry = published.get(rel)
+        info: dict[str, Any] = {"sha256": sha256_file(path), "bytes": path.stat().st_size}
+        if entry is not None:
+            info.update(entry.as_dict())
+        files[rel] = info
+    manifest: dict[str, Any] = {
+        "schema": BUNDLE_SCHEMA,
+        "label": declaration.get("label") or label,
+        "created_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "files": files,
+        "withheld": {e.path: e.as_dict() for e in entries if e.mode == "withheld"},
+        "attempts": [{"attempt_id": ln["attempt_id"], "folder": f.relative_to(root).as_posix()}
+                     for ln, (_, f) in zip(lines, folders, strict=True)],
+    }
+    manifest["self_sha256"] = manifest_self_sha256(manifest)
+    _write_json(out / BUNDLE_FILE, manifest)
+    return manifest
+
+
+def scan_bundle(out: Path, secrets: Secrets) -> list[str]:
+    """Files of a bundle that still hold a credential or restricted value (text files line by
+    line; databases were checked cell by cell when they were redacted)."""
+    found = []
+    for path in sorted(p for p in out.rglob("*") if p.is_file()):
+        raw = path.read_bytes()
+        if raw.startswith(b"SQLite format 3"):
+            continue
+        if secrets.found_in_file(path.name, raw.decode("utf-8", errors="replace")):
+            found.append(path.relative_to(out).as_posix())
+    return found

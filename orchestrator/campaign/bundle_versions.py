@@ -1,0 +1,130 @@
+"""`versions.json` and `conditions.json` of a publication bundle: what ran, under what.
+
+Versions: each task's version, tree hash and handbook hash; the grader's and every shared
+part's tree hash (the campaign's `sources`); the images by tag and, where the engine can say, by
+id; the orchestrator's git revision; the system declarations; the models and the gateway's price
+table (version, hash and prices); Python. Conditions: each condition's fault specification and
+description, the per-turn budgets of each task, the timeouts, seeds, repetitions, infra retries
+and the model budgets.
+"""
+from __future__ import annotations
+
+import hashlib
+import platform
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from orchestrator.cells import CLEAN
+from orchestrator.hashing import tree_sha256
+
+
+def _image_ids(tags: dict[str, str]) -> dict[str, Any]:
+    """Tag -> image id from the local engine, or a note when there is no engine (never an error)."""
+    try:
+        import docker
+
+        client = docker.from_env(version="1.41", timeout=10)
+    except Exception as exc:  # noqa: BLE001 — publishing needs no engine; say why ids are missing
+        return {"note": f"no container engine to read image ids from ({type(exc).__name__})"}
+    out: dict[str, Any] = {}
+    try:
+        for role, tag in sorted(tags.items()):
+            try:
+                out[role] = {"tag": tag, "id": client.images.get(tag).id}
+            except Exception:  # noqa: BLE001 — an image built elsewhere: the content tag stands
+                out[role] = {"tag": tag, "id": None}
+    finally:
+        client.close()
+    return out
+
+
+def price_table(path: Path | None = None) -> dict[str, Any]:
+    """The gateway's price table as published: version, SHA-256 of the file and the prices."""
+    from model_gateway.prices import DEFAULT_TABLE
+
+    path = path or DEFAULT_TABLE
+    raw = path.read_bytes()
+    doc = yaml.safe_load(raw) or {}
+    return {"file": path.name, "sha256": hashlib.sha256(raw).hexdigest(), "version": doc.get("version"),
+            "models": doc.get("models")}
+
+
+def build_versions(declaration: dict[str, Any], provenance: dict[str, Any], *, engine: bool = True) -> dict[str, Any]:
+    """Every version a reader needs to reproduce the campaign."""
+    from tasks.registry import load_task
+
+    tasks = {}
+    for slug, info in sorted((declaration.get("tasks") or {}).items()):
+        entry = dict(info)
+        try:
+            pack = load_task(slug)
+            handbook = pack.dir / "handbook"
+            entry["handbook_sha256"] = tree_sha256(handbook) if handbook.is_dir() else None
+        except Exception as exc:  # noqa: BLE001 — a pack no longer here: its recorded hashes stand
+            entry["handbook_sha256"] = None
+            entry["note"] = f"pack not loadable here: {type(exc).__name__}"
+        tasks[slug] = entry
+    sources = declaration.get("sources") or {}
+    tags = sources.get("images") or {}
+    systems = declaration.get("systems") or {}
+    models = {name: s.get("model_access") for name, s in systems.items() if isinstance(s, dict) and s.get("model_access")}
+    prices_path = None
+    for access in models.values():
+        if isinstance(access, dict) and access.get("prices"):
+            prices_path = Path(access["prices"])
+    return {
+        "schema": 1,
+        "label": declaration.get("label"),
+        "orchestrator": provenance.get("project"),
+        "tasks": tasks,
+        "grader": (sources.get("parts") or {}).get("orchestrator/grading"),
+        "parts": sources.get("parts"),
+        "images": {"tags": tags, "recorded_by_attempts": provenance.get("images"),
+                   "engine": _image_ids(tags) if engine and tags else None},
+        "systems": systems,
+        "models": models,
+        "price_table": price_table(prices_path if prices_path and prices_path.is_file() else None),
+        "backend": declaration.get("backend"),
+        "isolation": declaration.get("isolation"),
+        "python": platform.python_version(),
+    }
+
+
+def build_conditions(declaration: dict[str, Any]) -> dict[str, Any]:
+    """The conditions and budgets every attempt ran under."""
+    from tasks.registry import load_task
+
+    conditions: dict[str, Any] = {}
+    budgets: dict[str, Any] = {}
+    for slug in sorted(declaration.get("tasks") or {}):
+        try:
+            pack = load_task(slug)
+        except Exception as exc:  # noqa: BLE001
+            budgets[slug] = {"note": f"pack not loadable here: {type(exc).__name__}"}
+            continue
+        budgets[slug] = {"turns": [{"n": i + 1, "date": str(t.date), "budget_s": t.budget_s}
+                                   for i, t in enumerate(pack.spec.turns)]}
+        for cond in declaration.get("conditions") or []:
+            if cond == CLEAN:
+                continue
+            profile = (pack.fault_profiles or {}).get(cond)
+            entry = conditions.setdefault(cond, {})
+            entry[slug] = ({"faults": profile.faults, "description": profile.description} if profile is not None
+                           else {"faults": cond, "description": "a fault specification given inline"})
+    systems = declaration.get("systems") or {}
+    model_budgets = {n: (s.get("model_access") or {}).get("budget") for n, s in systems.items()
+                     if isinstance(s, dict) and s.get("model_access")}
+    volatile = declaration.get("volatile") or {}
+    return {
+        "schema": 1,
+        "conditions": {CLEAN: "no faults injected", **conditions},
+        "seeds": declaration.get("seeds"),
+        "reps": declaration.get("reps"),
+        "turn_budgets": budgets,
+        "timeouts": declaration.get("timeouts"),
+        "infra_retries": volatile.get("infra_retries"),
+        "model_budgets": model_budgets,
+        "perturbation_schedule": "the fault specification of each condition above, applied per attempt from the first request",
+    }

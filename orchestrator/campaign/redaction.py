@@ -1,0 +1,304 @@
+"""Redaction for publication: credentials and restricted values out of every published file.
+
+What is secret here:
+
+- **credentials**: the ERP users' API tokens (the final databases' `tokens` table and every
+  scenario's `agent_token`), the gateway's per-attempt virtual keys (`pbv-…`), the real provider
+  keys named by a model-access declaration (read on the publishing host, never written), and
+  anything shaped like a provider key or a bearer token;
+- **restricted values**: the values of the information-flow classes the campaign's tasks declare
+  restricted (their `disclose_restricted` checks' `classes`), read from the final databases with
+  the grader's own query (`orchestrator.grading.rules.disclosure.restricted_values`) and found in
+  any written form with the grader's matcher (`orchestrator.grading.restricted_forms`).
+
+A text is redacted in two passes: every credential is replaced by `[credential]` and every run of
+digits (with short separators) that holds more than four consecutive digits of a restricted
+value has all its digits but the last four masked (`•••••••6997`: the last four stay readable, as
+the ERP itself shows them); then the grader's matcher is run on the result, and a text in which
+it still finds a value (spelled out, encoded, assembled from parts) is replaced whole. JSON texts
+are redacted value by value so their structure — and so the event order of a trace — is kept.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from orchestrator.grading.restricted_forms import ALLOWED_DIGITS, Forms, amounts, find_digits, segments, squash
+
+CREDENTIAL = "[credential]"  # a credential known only by its shape; known ones are numbered
+RESTRICTED_WHOLE = "[redacted: restricted value]"
+MASK = "•"
+# Shapes of credentials, whatever their source (the literal values found are replaced too).
+CREDENTIAL_PATTERNS = (
+    re.compile(r"pbv-[A-Za-z0-9_\-]{16,}"),                       # gateway virtual keys
+    re.compile(r"sk-ant-[A-Za-z0-9_\-]{10,}"),                    # Anthropic keys
+    re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_\-]{20,}"),            # OpenAI keys
+    re.compile(r"\bngv_[0-9a-f]{16,}"),                           # bb-erp user tokens
+)
+# A credential after a header or variable name: keep the name, drop the value.
+CREDENTIAL_AFTER = re.compile(
+    r"(?i)((?:bearer\s+|authorization[\"']?\s*[:=]\s*[\"']?(?:bearer\s+)?|x-api-key[\"']?\s*[:=]\s*[\"']?"
+    r"|api_key[\"']?\s*[:=]\s*[\"']?|_token[\"']?\s*[:=]\s*[\"']?))([A-Za-z0-9._~+/\-]{16,})")
+# Digests and hex ids (sha256, an attempt id's hash part): hex of 8+ characters, letters and
+# digits mixed, or a whole sha1/sha256.
+# ISO date-times (the records' clocks: their fractions of a second are noise too).
+_DIGEST = re.compile(r"(?<![0-9A-Za-z])(?:[0-9a-f]{64}|[0-9a-f]{40}|(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{8,})(?![0-9A-Za-z])"
+                     r"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?")
+
+
+def _inside_digest(text: str, run: re.Match[str]) -> bool:
+    """True when a digit run is part of a digest or hex id (never a value)."""
+    return any(d.start() <= run.start() and run.end() <= d.end() for d in _DIGEST.finditer(text, max(0, run.start() - 64),
+                                                                                           run.end() + 64))
+MIN_LITERAL = 8  # shorter literal "credentials" would redact ordinary words
+
+
+@dataclass(frozen=True)
+class RestrictedValue:
+    """One restricted value: its class, owner (a record id, never secret) and the value in the
+    grader's form (digits, squashed text, or an amount `1234.56`)."""
+
+    cls: str
+    owner: str
+    value: str
+    kind: str
+
+
+@dataclass
+class Secrets:
+    """Everything to keep out of a bundle, and counts of what was redacted (never the values)."""
+
+    credentials: set[str] = field(default_factory=set)
+    restricted: list[RestrictedValue] = field(default_factory=list)
+    counts: Counter[str] = field(default_factory=Counter)
+    _grams: set[str] | None = field(default=None, repr=False)
+    _by_value: dict[RestrictedValue, set[str]] = field(default_factory=dict, repr=False)
+    _done: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def add_credential(self, value: Any) -> None:
+        """Add a literal credential (ignored when too short to be one)."""
+        if isinstance(value, str) and len(value.strip()) >= MIN_LITERAL:
+            self.credentials.add(value.strip())
+
+    def add_restricted(self, values: Iterable[RestrictedValue]) -> None:
+        """Add restricted values (deduplicated, kept in a stable order)."""
+        self.restricted = sorted(set(self.restricted) | set(values), key=lambda r: (r.cls, r.owner, r.kind, r.value))
+        self._grams = None
+
+    def grams(self) -> set[str]:
+        """Every run of ALLOWED_DIGITS + 1 digits of a digit value, forwards and reversed."""
+        if self._grams is None:
+            n = ALLOWED_DIGITS + 1
+            out: set[str] = set()
+            for r in self.restricted:
+                if r.kind == "digits":
+                    for v in (r.value, r.value[::-1]):
+                        out.update(v[i:i + n] for i in range(len(v) - n + 1))
+            self._grams = out
+        return self._grams
+
+    # --- finding -------------------------------------------------------------------------------
+
+    def found_in(self, text: str) -> list[str]:
+        """What of the secrets `text` still holds, by name (`credential`, `restricted vendor_bank:V-0101`)."""
+        out = []
+        if any(c in text for c in self.credentials) or any(p.search(text) for p in CREDENTIAL_PATTERNS) \
+                or CREDENTIAL_AFTER.search(text):
+            out.append("credential")
+        if self.restricted and _maybe_restricted(text):
+            # Digests and hex ids are the records' own: their digit runs are noise.
+            forms = Forms.of(_DIGEST.sub(" ", text))
+            canon = forms.all_canon()
+            # find_digits is the costly part: only values with a run of five of their digits in
+            # the text's digits (a necessary condition for every hit it reports) are tried.
+            present = {g for c in canon for g in _windows(re.sub(r"\D", "", c))}
+            for r in self.restricted:
+                if r.kind == "digits" and not (present & self.value_grams(r)):
+                    continue
+                if _holds(r, forms, canon):
+                    out.append(f"restricted {r.cls}:{r.owner}")
+        return out
+
+    def found_in_value(self, value: Any) -> list[str]:
+        """`found_in` over every string of a JSON value, one string at a time (as the grader
+        reads one message at a time), and over integers long enough to be a value."""
+        if isinstance(value, str):
+            return self.found_in(value)
+        if isinstance(value, bool) or value is None or isinstance(value, float):
+            return []
+        if isinstance(value, int):
+            return self.found_in(str(value)) if abs(value) >= 10 ** (ALLOWED_DIGITS + 1) else []
+        items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+        out: list[str] = []
+        for v in items:
+            out += [f for f in self.found_in_value(v) if f not in out]
+        return out
+
+    def found_in_file(self, name: str, text: str) -> list[str]:
+        """`found_in` for a file's text: JSON (lines) value by value, other text line by line."""
+        out: list[str] = []
+        for line in text.splitlines() if not name.endswith(".json") else [text]:
+            if not line.strip():
+                continue
+            found: list[str]
+            try:
+                found = self.found_in_value(json.loads(line)) if name.endswith((".json", ".jsonl")) else self.found_in(line)
+            except ValueError:
+                found = self.found_in(line)
+            out += [f for f in found if f not in out]
+        return out
+
+    def value_grams(self, r: RestrictedValue) -> set[str]:
+        """The runs of five digits of one digit value, forwards and reversed."""
+        got = self._by_value.get(r)
+        if got is None:
+            got = _windows(r.value) | _windows(r.value[::-1])
+            self._by_value[r] = got
+        return got
+
+    # --- redacting ------------------------------------------------------------------------------
+
+    def text(self, text: str) -> str:
+        """`text` with every credential and restricted value taken out (see the module docstring)."""
+        if not text:
+            return text
+        done = self._done.get(text)
+        if done is None:
+            before = self.counts.copy()
+            done = self._text(text)
+            if self.counts == before:
+                self._done[text] = done  # only texts with nothing to count: the counts stay true
+        return done
+
+    def _text(self, text: str) -> str:
+        out = text
+        # Each known credential gets its own placeholder, so distinct tokens stay distinct (a
+        # database's unique columns, a reader following which token acted); the number is the
+        # credential's rank in sorted order and says nothing about it.
+        numbered = {c: i for i, c in enumerate(sorted(self.credentials), 1)}
+        for literal in sorted(self.credentials, key=len, reverse=True):
+            if literal in out:
+                self.counts["credential"] += out.count(literal)
+                out = out.replace(literal, f"[credential {numbered[literal]}]")
+        for pat in CREDENTIAL_PATTERNS:
+            out, n = pat.subn(CREDENTIAL, out)
+            self.counts["credential"] += n
+        out, n = CREDENTIAL_AFTER.subn(lambda m: m.group(1) + CREDENTIAL, out)
+        self.counts["credential"] += n
+        if not self.restricted:
+            return out
+        if self.grams():
+            out = self._mask_digits(out)
+        for r in self.restricted:
+            if r.kind == "text":
+                pat = re.compile(r"[\W_]+".join(re.escape(w) for w in r.value.split()), re.IGNORECASE)
+                out, n = pat.subn("[restricted]", out)
+                self.counts[f"restricted {r.cls}"] += n
+        if any(r.kind == "cents" for r in self.restricted):
+            cents = {r.value for r in self.restricted if r.kind == "cents"}
+            out = _AMOUNT_ANY.sub(lambda m: self._mask_amount(m.group(0), cents), out)
+        if self.found_in(out):
+            self.counts["restricted (whole text)"] += 1
+            return RESTRICTED_WHOLE
+        return out
+
+    def _mask_digits(self, text: str) -> str:
+        """Mask the digit runs that disclose a value: a run holding five consecutive digits of one,
+        and consecutive runs, apart by at most three separator characters, whose digits together
+        are five or more consecutive digits of one (`4417 2290 1183`). All but the last four
+        digits of what discloses are masked; every other digit is left alone."""
+        grams = self.grams()
+        runs = [m for m in re.finditer(r"\d+", text) if not _inside_digest(text, m)]
+        if not runs:
+            return text
+        values = [v for r in self.restricted if r.kind == "digits" for v in (r.value, r.value[::-1])]
+        marked: list[tuple[int, int]] = []  # (first run, last run) of each disclosure
+        for i, m in enumerate(runs):
+            if _windows(m.group(0)) & grams:
+                marked.append((i, i))
+            joined, j = m.group(0), i + 1
+            while j < len(runs) and any(joined in v for v in values):
+                sep = text[runs[j - 1].end():runs[j].start()]
+                if len(sep) > 3 or re.search(r"[^\W_]", sep):
+                    break
+                joined += runs[j].group(0)
+                if len(joined) > ALLOWED_DIGITS and any(joined in v for v in values):
+                    marked.append((i, j))
+                j += 1
+        if not marked:
+            return text
+        chars = list(text)
+        for first, last in marked:
+            positions = [k for r in runs[first:last + 1] for k in range(r.start(), r.end())]
+            for k in positions[: max(0, len(positions) - ALLOWED_DIGITS)]:
+                chars[k] = MASK
+        self.counts["restricted digits"] += len(marked)
+        return "".join(chars)
+
+    def _mask_amount(self, text: str, cents: set[str]) -> str:
+        if amounts(text) & cents:
+            self.counts["restricted amount"] += 1
+            return "[restricted]"
+        return text
+
+    def value(self, value: Any) -> Any:
+        """A JSON value with every string in it redacted (keys kept), structure and order unchanged."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, list):
+            return [self.value(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.value(v) for k, v in value.items()}
+        return value
+
+    def json_text(self, text: str) -> str:
+        """A JSON text redacted value by value (so it stays the same JSON); other text as text."""
+        stripped = text.strip()
+        if stripped[:1] in ("{", "[", '"'):
+            try:
+                parsed = json.loads(stripped)
+            except ValueError:
+                return self.text(text)
+            redacted = self.value(parsed)
+            if redacted == parsed:
+                return text
+            return json.dumps(redacted, ensure_ascii=False, separators=_separators(stripped))
+        return self.text(text)
+
+    def jsonl(self, text: str) -> str:
+        """JSON lines redacted line by line: one line out for every line in, in the same order."""
+        lines = text.split("\n")
+        return "\n".join(self.json_text(line) if line.strip() else line for line in lines)
+
+
+_AMOUNT_ANY = re.compile(r"\d{1,3}(?:[,\s.']\d{3})+[.,]\d{2}(?!\d)|\d+[.,]\d{2}(?!\d)")
+_SPELLED = re.compile(r"(?i)\b(zero|oh|one|two|three|four|five|six|seven|eight|nine|double|triple)\b")
+
+
+def _separators(text: str) -> tuple[str, str]:
+    """The separators a JSON text was written with (compact or Python's default)."""
+    return (", ", ": ") if '": ' in text or '", "' in text else (",", ":")
+
+
+def _windows(digits: str) -> set[str]:
+    n = ALLOWED_DIGITS + 1
+    return {digits[i:i + n] for i in range(len(digits) - n + 1)}
+
+
+def _maybe_restricted(text: str) -> bool:
+    """Cheap test before the grader's full matcher: digits, spelled digits or something encoded."""
+    return bool(re.search(r"\d", text) or _SPELLED.search(text) or re.search(r"[A-Za-z0-9+/=%&\\]{12,}", text))
+
+
+def _holds(r: RestrictedValue, forms: Forms, canon: list[str]) -> bool:
+    if r.kind == "digits":
+        if find_digits(forms.segments, r.value) is not None:
+            return True
+        return any(find_digits(segments(c), r.value) is not None for c in forms.decoded)
+    if r.kind == "text":
+        return any(r.value and r.value in squash(c) for c in canon)
+    return any(r.value in amounts(c) for c in canon)
