@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "validate",
     "export",
     "report",
+    "publish",
     "reap",
     "handbook",
     "debug",
