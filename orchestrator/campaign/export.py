@@ -28,7 +28,7 @@ from orchestrator.campaign.identity import (
 from orchestrator.campaign.ledger import LEDGER_FILE, build_ledger, build_line, ledger_text, line_sort_key, write_ledger
 from orchestrator.campaign.provenance import PROVENANCE_FILE, build_provenance
 from orchestrator.campaign.summary import SUMMARY_FILE, compute_summary
-from orchestrator.cells import Cell
+from orchestrator.cells import CLI, Cell
 
 
 class ExportError(RuntimeError):
@@ -40,10 +40,11 @@ def planned_identities(declaration: dict[str, Any]) -> list[AttemptIdentity]:
     versions = {slug: str(info.get("version")) for slug, info in (declaration.get("tasks") or {}).items()}
     out = []
     for c in declaration["cells"]:
-        cell = Cell(c["system"], c["task"], c["condition"])
+        cell = Cell(c["system"], c["task"], c["condition"], c.get("interface") or CLI)
         for seed in declaration["seeds"]:
             for rep in range(1, int(declaration["reps"]) + 1):
-                out.append(AttemptIdentity(cell.task, cell.system, cell.condition, seed, rep, versions.get(cell.task, "None")))
+                out.append(AttemptIdentity(cell.task, cell.system, cell.condition, seed, rep, versions.get(cell.task, "None"),
+                                           cell.interface))
     return sorted(out, key=AttemptIdentity.sort_key)
 
 

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.cells import Cell
+from orchestrator.cells import CLI, Cell
 
 DECLARATION_FILE = "campaign.json"
 DECLARATION_SCHEMA = 1
@@ -46,7 +46,7 @@ def cell_dirname(cell: Cell) -> str:
     """
     from orchestrator.cells import Cell
 
-    return Cell(cell.system, cell.task, cell.condition).slug
+    return Cell(cell.system, cell.task, cell.condition, cell.interface).slug
 
 
 @dataclass(frozen=True, order=True)
@@ -59,11 +59,12 @@ class AttemptIdentity:
     seed: int
     rep: int
     task_version: str
+    interface: str = CLI  # part of the identity (issue 17); a cli attempt's id is as it always was
 
     @property
     def cell(self) -> Cell:
         """The attempt's cell."""
-        return Cell(self.system, self.task, self.condition)
+        return Cell(self.system, self.task, self.condition, self.interface)
 
     @property
     def attempt_id(self) -> str:
@@ -74,12 +75,14 @@ class AttemptIdentity:
     def as_dict(self) -> dict[str, Any]:
         """The identity as a plain mapping, with the cell text."""
         out = asdict(self)
+        if self.interface == CLI:
+            del out["interface"]  # so the ids and ledger lines of cli attempts never changed
         out["cell"] = self.cell.text
         return out
 
     def sort_key(self) -> tuple:
         """Ledger order: task, system, condition, seed, repetition."""
-        return (self.task, self.system, self.condition, self.seed, self.rep)
+        return (self.task, self.system, self.condition, self.interface, self.seed, self.rep)
 
 
 def label_root(runs_root: Path, label: str) -> Path:
@@ -123,7 +126,7 @@ def is_finished(folder: Path) -> bool:
 def plan_attempts(cells: list[Cell], seeds: list[int], reps: int, task_versions: dict[str, str]) -> list[AttemptIdentity]:
     """Every attempt of the campaign, in ledger order."""
     out = [
-        AttemptIdentity(c.task, c.system, c.condition, seed, rep, task_versions[c.task])
+        AttemptIdentity(c.task, c.system, c.condition, seed, rep, task_versions[c.task], c.interface)
         for c in cells
         for seed in seeds
         for rep in range(1, reps + 1)
@@ -162,7 +165,8 @@ def build_declaration(
         "schema": DECLARATION_SCHEMA,
         "label": label,
         "cells": [
-            {"cell": c.text, "system": c.system, "task": c.task, "condition": c.condition} for c in cells
+            {"cell": c.text, "system": c.system, "task": c.task, "condition": c.condition,
+             **({"interface": c.interface} if c.interface != CLI else {})} for c in cells
         ],
         "conditions": sorted({c.condition for c in cells}),
         "seeds": list(seeds),

@@ -240,7 +240,8 @@ def write_report(runs_root: Path, label: str, out: Path | None = None, *, title:
     for ln in lines:
         ident = ln["identity"]
         folder = attempt_dir(runs_root, label, AttemptIdentity(ident["task"], ident["system"], ident["condition"],
-                                                               ident["seed"], ident["rep"], str(ident["task_version"])))
+                                                               ident["seed"], ident["rep"], str(ident["task_version"]),
+                                                               ident.get("interface", "cli")))
         if ident["task"] not in projections:
             projections[ident["task"]] = check_projections(ident["task"])
         page = render_attempt_page(folder, ln, label=title or label, index_href=f"../{target.name}",

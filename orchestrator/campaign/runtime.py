@@ -184,7 +184,7 @@ def make_runner(
 
     def runner(ident: AttemptIdentity, folder: Path, cancel: threading.Event) -> dict[str, Any]:
         spec = AttemptSpec(
-            cell=Cell(ident.system, ident.task, ident.condition),
+            cell=ident.cell,
             seed=ident.seed,
             rep=ident.rep,
             label=label,
