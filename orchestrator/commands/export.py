@@ -1,5 +1,8 @@
 """`orchestrate export LABEL`: rebuild a campaign's ledger, summary and provenance;
-`orchestrate export --verify LABEL`: check them (non-zero exit and the failing line on any mismatch).
+`orchestrate export --verify LABEL`: check them (non-zero exit and the failing line on any mismatch);
+`orchestrate export --verify DIR [--regrade]`: check a publication bundle on its own, in any
+folder (`orchestrate publish`; orchestrator/campaign/bundle_verify.py), naming every file that
+differs; `--regrade` grades its final databases again and compares every verdict.
 
 Exit status (docs/exit-codes.md): 0 done / verified, 1 verification found problems, 2 no such
 label or a campaign.json that cannot be read. Never needs the container engine.
@@ -14,11 +17,30 @@ from pathlib import Path
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the `export` subcommand."""
     p = sub.add_parser("export", help="write or --verify a campaign's attempts.jsonl, summary.json, provenance.json")
-    p.add_argument("label", help="campaign label (a folder under the runs root)")
+    p.add_argument("label", help="campaign label (a folder under the runs root), or with --verify a bundle folder")
     p.add_argument("--verify", action="store_true", help="verify instead of writing")
     p.add_argument("--no-folders", action="store_true", help="with --verify: do not compare lines with attempt folders")
+    p.add_argument("--regrade", action="store_true", help="with --verify on a bundle: re-grade its final databases")
     p.add_argument("--runs-root", type=Path, help="folder holding campaign labels (default: the runtime's runs/)")
     p.set_defaults(func=run)
+
+
+def verify_bundle_folder(folder: Path, regrade: bool) -> int:
+    """Verify a publication bundle; print what was checked, or every problem (naming its file)."""
+    from orchestrator.campaign.bundle_verify import verify_bundle
+    from orchestrator.exit_codes import ExitCode
+
+    report = verify_bundle(folder, regrade_dbs=regrade)
+    for note in report.notes:
+        print(f"note: {note}")
+    if report.ok:
+        regraded = f"; {report.regraded} final database(s) re-graded to the same verdicts" if regrade else ""
+        print(f"verified bundle {folder}: {report.files} files, {report.lines} ledger lines{regraded}")
+        return ExitCode.OK
+    print(f"verification FAILED for bundle {folder}:", file=sys.stderr)
+    for problem in report.problems:
+        print(f"  {problem}", file=sys.stderr)
+    return ExitCode.NEGATIVE
 
 
 def default_runs_root() -> Path:
@@ -30,10 +52,16 @@ def default_runs_root() -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Export or verify one label."""
+    from orchestrator.campaign.bundle import BUNDLE_FILE
     from orchestrator.campaign.export import ExportError, export_label, verify_label
     from orchestrator.exit_codes import ExitCode
 
+    candidate = Path(args.label)
+    if args.verify and args.runs_root is None and (candidate / BUNDLE_FILE).is_file():
+        return verify_bundle_folder(candidate, args.regrade)
     runs_root = (args.runs_root or default_runs_root()).resolve()
+    if args.verify and (runs_root / args.label / BUNDLE_FILE).is_file():
+        return verify_bundle_folder(runs_root / args.label, args.regrade)
     if not (runs_root / args.label).is_dir():
         print(f"orchestrate export: bad_input: no campaign {args.label!r} under {runs_root}", file=sys.stderr)
         return ExitCode.BAD_INPUT
