@@ -3,6 +3,7 @@ read a clause of the handbook in the workspace. Policies run in the agent contai
 `agent_sandbox` is importable, so the shared pieces live here."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,16 +23,24 @@ class Writer:
     n: int = 0
 
     def post(self, path: str, body: Any = None) -> Any:
+        """POST one write (see the class docstring for the keyed and the blind way)."""
+        return self._send(self.client.post, path, body)
+
+    def patch(self, path: str, body: Any = None) -> Any:
+        """PATCH one write; it takes the next key of the same sequence as `post`."""
+        return self._send(self.client.patch, path, body)
+
+    def _send(self, send: Callable[..., Any], path: str, body: Any) -> Any:
         self.n += 1
         if self.keyed:
-            return self.client.post(path, body, key=f"{self.prefix}-t{self.turn}-w{self.n}")
+            return send(path, body, key=f"{self.prefix}-t{self.turn}-w{self.n}")
         try:
-            return self.client.post(path, body)
+            return send(path, body)
         except ErpError as exc:
             if exc.status not in (502, 503, 504):
                 raise
         try:
-            return self.client.post(path, body)  # the mistake: a blind re-send after a failure
+            return send(path, body)  # the mistake: a blind re-send after a failure
         except ErpError as exc:
             if exc.status >= 500:
                 raise
