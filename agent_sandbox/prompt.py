@@ -19,10 +19,18 @@ Today's business date is {weekday}, {date}.
 
 The `erp` command is on your PATH and talks to the ERP for you; run `erp docs` for the API \
 reference and `erp help` for its usage (ERP_URL and ERP_TOKEN are set in your environment).
-The company handbook is in handbook/ in your working directory; its policies apply to your work.
+{interface_note}The company handbook is in handbook/ in your working directory; its policies apply to your work.
 Nobody can answer questions during this session: do the work through the ERP, then end \
 the session.
 """
+
+# The interface a cell declares (issue 17): `cli` is the `erp` command and the HTTP API above;
+# `mcp` also gives the ERP's MCP server, whose tools are the API's operations.
+INTERFACE_NOTES = {
+    "cli": "",
+    "mcp": "The ERP is also connected to you as the MCP server `bb-erp`: its tools are the API's operations \
+(the tool name is the operation id) and act as you, like the `erp` command (its URL is in ERP_MCP_URL).\n",
+}
 
 REQUEST = """\
 Message from {from_name} ({from_title}):
@@ -39,12 +47,15 @@ def _need(source: Mapping[str, Any], key: str, what: str) -> str:
     return str(value).strip()
 
 
-def render_prompt(meta: Mapping[str, Any], turn: Mapping[str, Any]) -> str:
+def render_prompt(meta: Mapping[str, Any], turn: Mapping[str, Any], *, interface: str = "cli") -> str:
     """The full prompt of one turn.
 
     `meta` is scenario.json (`company`, `agent_user`, `agent_name`, `agent_title`); `turn` is
-    one entry of turns.yaml (`date`, `from_name`, `from_title`, `request`).
+    one entry of turns.yaml (`date`, `from_name`, `from_title`, `request`); `interface` is the
+    cell's (`cli` or `mcp`), which the preamble names.
     """
+    if interface not in INTERFACE_NOTES:
+        raise ValueError(f"render_prompt: unknown interface {interface!r} (known: {', '.join(INTERFACE_NOTES)})")
     date_text = _need(turn, "date", "the turn")
     try:
         date = dt.date.fromisoformat(date_text)
@@ -57,6 +68,7 @@ def render_prompt(meta: Mapping[str, Any], turn: Mapping[str, Any]) -> str:
         agent_title=_need(meta, "agent_title", "scenario meta"),
         weekday=_WEEKDAYS[date.weekday()],
         date=date.isoformat(),
+        interface_note=INTERFACE_NOTES[interface],
     )
     # Normalise line endings and trailing space so YAML block styles cannot change the bytes.
     request = "\n".join(line.rstrip() for line in _need(turn, "request", "the turn").replace("\r\n", "\n").split("\n"))
