@@ -142,6 +142,7 @@ class AttemptRecord(_Record):
     rep: int
     label: str
     condition: str
+    interface: str = "cli"  # cli | mcp (orchestrator.cells): part of the identity, never pooled
     faults: str | None = None
     isolation: str
     backend: dict[str, Any]
@@ -166,6 +167,7 @@ class ResultRecord(_Record):
     rep: int
     label: str
     condition: str
+    interface: str = "cli"  # cli | mcp, as in attempt.json
     isolation: str
     outcome: AttemptOutcome
     graded: bool = False

@@ -70,6 +70,7 @@ from orchestrator.model_run import ModelRun, agent_image, open_for_attempt
 from orchestrator.mount_check import runtime_places
 from orchestrator.paths import AttemptPaths
 from orchestrator.services.erp import ERP, ErpEndpoints, ErpLaunch, erp_service
+from orchestrator.services.mcp import McpEndpoints, open_mcp
 from orchestrator.streaming import ControlStreamer
 
 log = get_logger(__name__)
@@ -157,6 +158,7 @@ class AttemptRun:
         self.usage: dict[str, Any] = {}
         self.model: ModelRun | None = None  # the model gateway, for a system that calls a model
         self.human: HumanTurns | None = None  # the web UI, for turns worked by a person
+        self.mcp: McpEndpoints | None = None  # the MCP server, for a cell of the mcp interface
         self.grade_report: Any = None
         self.grade_note: str | None = None
         self.hashes = Hashes()
@@ -242,6 +244,7 @@ class AttemptRun:
             rep=spec.rep,
             label=spec.label,
             condition=spec.cell.condition,
+            interface=spec.cell.interface,
             faults=resolved.faults,
             isolation=self.backend.isolation,
             backend=self.backend.describe(),
@@ -286,13 +289,14 @@ class AttemptRun:
             sandbox.seed_workspace(Path(self.scenario.handbook_dir))
             self.model = open_for_attempt(self)  # the fake provider (if any) and the gateway
             self.human = open_human(self)  # the web UI, for a human cell
+            self.mcp = open_mcp(self)
 
     def run_turns(self) -> None:
         """Every scripted turn, in order."""
         sandbox, resolved = self._require("sandbox"), self._require("resolved")
         with self.clock.phase(Phase.TURN):
             policy = sandbox.policy_path(resolved.mounts[0]) if self.spec.cell.is_policy and resolved.mounts else None
-            system_json = resolved.system_json_for(policy)
+            system_json = resolved.system_json_for(policy) | ({"interface": self.spec.cell.interface} if self.mcp else {})
             for turn in resolved.turns:
                 self.checkpoint()
                 self.run_turn(turn, system_json)
@@ -310,13 +314,15 @@ class AttemptRun:
         budget = float(self.spec.timeout_override_s or turn.budget_s or cfg.default_turn_budget_s)
         context = {"turn": turn.n, "date": turn.date, "agent_user": meta.get("agent_user"), "budget_s": budget}
         files = {
-            "prompt.txt": render_prompt(meta, turn.raw).encode("utf-8"),
+            "prompt.txt": render_prompt(meta, turn.raw, interface=self.spec.cell.interface).encode("utf-8"),
             "system.json": (json.dumps(system_json, indent=1, sort_keys=True) + "\n").encode(),
             "context.json": (json.dumps(context, indent=1, sort_keys=True) + "\n").encode(),
         }
         env = {"ERP_URL": erp.agent_url, "ERP_TOKEN": str(meta["agent_token"]), "TURN_BUDGET_S": f"{budget:g}"}
         if self.model is not None:
             env.update(self.model.before_turn(turn.n))  # the gateway's URL, the virtual key, the model
+        if self.mcp is not None:
+            env.update(self.mcp.turn_env())  # ERP_MCP_URL: the harness writes its MCP config from it
         launch = TurnLaunch(
             n=turn.n,
             files=files,
@@ -514,6 +520,7 @@ class AttemptRun:
             rep=spec.rep,
             label=spec.label,
             condition=spec.cell.condition,
+            interface=spec.cell.interface,
             isolation=self.backend.isolation,
             outcome=outcome,
             graded=grade is not None,
