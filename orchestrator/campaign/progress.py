@@ -1,7 +1,8 @@
 """The live progress display while a campaign runs, and the summary table at the end.
 
 On a terminal it is a rich live panel (attempts done of total, passing, agent and infra errors,
-retries, in flight, ETA); otherwise (CI, a pipe) one plain line per finished attempt.
+retries, in flight, ETA, and per node what runs there when the executor places attempts on
+nodes); otherwise (CI, a pipe) one plain line per finished attempt (and per placement).
 """
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ class CampaignProgress:
         self._lock = threading.Lock()
         self._live: Live | None = None
         self._last: list[str] = []
+        self._node_of: dict[str, str] = {}  # attempt id -> the node its current try runs on
 
     # -- events (worker threads)
     def handle(self, event: AttemptEvent) -> None:
@@ -50,8 +52,13 @@ class CampaignProgress:
                 self.skipped += 1
             elif event.kind == "started":
                 self.in_flight += 1
+            elif event.kind == "placed" and event.node is not None:
+                self._node_of[event.ident.attempt_id] = event.node
+                self._note(f"placed {event.ident.attempt_id} ({event.ident.cell.text} seed {event.ident.seed} "
+                           f"rep {event.ident.rep}) on {event.node}")
             elif event.kind == "retry":
                 self.in_flight -= 1
+                self._node_of.pop(event.ident.attempt_id, None)
                 self.retries += 1
                 self._note(f"retry  {event.ident.attempt_id}: infra_error ({event.error or 'no detail'})")
             elif event.kind == "finished":
@@ -70,7 +77,9 @@ class CampaignProgress:
                 if event.outcome == "infra_error" and "cancel" in (event.error or "").lower():
                     verdict = "INTERRUPTED"  # cut short by a stop: not a failure, resumed by the same command
                 ident = event.ident
-                self._note(f"{verdict:<11} {ident.cell.text} seed {ident.seed} rep {ident.rep} ({event.duration_s:.1f}s)")
+                self._node_of.pop(ident.attempt_id, None)
+                on = f" on {event.node}" if event.node else ""
+                self._note(f"{verdict:<11} {ident.cell.text} seed {ident.seed} rep {ident.rep} ({event.duration_s:.1f}s){on}")
         if self._live is not None:
             self._live.update(self.render())
 
@@ -107,7 +116,13 @@ class CampaignProgress:
         width = 40
         filled = int(width * finished / self.total) if self.total else width
         bar = Text("[" + "#" * filled + "." * (width - filled) + "]")
-        return Group(head, bar, *(Text(line, style="dim") for line in self._last))
+        lines = [head, bar]
+        if self._node_of:  # which node runs how many of the attempts in flight
+            per_node: dict[str, int] = {}
+            for node in self._node_of.values():
+                per_node[node] = per_node.get(node, 0) + 1
+            lines.append(Text("nodes: " + ", ".join(f"{n} {k}" for n, k in sorted(per_node.items()))))
+        return Group(*lines, *(Text(line, style="dim") for line in self._last))
 
     # -- lifecycle
     def __enter__(self) -> CampaignProgress:

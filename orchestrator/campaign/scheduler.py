@@ -10,6 +10,9 @@
   the same way before the attempt runs again.
 - Every event is also a JSON line of `runs/<label>/events.jsonl` (orchestrator/logs.py), beside
   the phase events of the attempts in flight.
+- Attempts run through an executor (orchestrator/campaign/executor.py): a plain `AttemptJob`
+  runs in the worker thread itself; an `Executor` may run it elsewhere (a Ray node) and says
+  where (a `placed` event, whose node the later events of that try carry).
 - `stop()` (wired to SIGINT/SIGTERM by the command) stops scheduling: no new attempt or retry
   starts; attempts in flight are asked to cancel when the runner supports it, and always get to
   tear down before the workers exit.
@@ -26,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from orchestrator.campaign.executor import Executor
 from orchestrator.campaign.identity import AttemptIdentity, attempt_dir, is_finished, read_result, retry_dirs
 from orchestrator.logs import campaign_log, get_logger
 
@@ -43,13 +47,14 @@ class AttemptJob(Protocol):
 class AttemptEvent:
     """What the scheduler reports to the display: an attempt started, retried, finished or skipped."""
 
-    kind: str  # "skipped" | "started" | "retry" | "finished"
+    kind: str  # "skipped" | "started" | "placed" | "retry" | "finished"
     ident: AttemptIdentity
     outcome: str | None = None
     passed: bool = False
     tries: int = 0
     duration_s: float = 0.0
     error: str | None = None
+    node: str | None = None  # where the try runs, when the executor says (a Ray node)
 
 
 @dataclass
@@ -127,7 +132,7 @@ class Scheduler:
         *,
         runs_root: Path,
         label: str,
-        runner: AttemptJob,
+        runner: AttemptJob | Executor,
         concurrency: int,
         infra_retries: int,
         on_event: Callable[[AttemptEvent], None] | None = None,
@@ -168,6 +173,8 @@ class Scheduler:
         fields: dict[str, Any] = {"attempt_id": event.ident.attempt_id, "cell": event.ident.cell.text, "tries": event.tries}
         if event.kind in ("retry", "finished"):
             fields.update(outcome=event.outcome, passed=event.passed, duration_s=round(event.duration_s, 3), error=event.error)
+        if event.node is not None:
+            fields["node"] = event.node
         log.info(f"attempt_{event.kind}", **fields)
         self.on_event(event)
 
@@ -183,8 +190,17 @@ class Scheduler:
             tries += 1
             start = time.monotonic()
             self._emit(run, AttemptEvent("started", ident, tries=tries))
+            where: list[str] = []
+
+            def placed(node: str, tries: int = tries, where: list[str] = where) -> None:
+                where[:] = [node]
+                self._emit(run, AttemptEvent("placed", ident, tries=tries, node=node))
+
             try:
-                result = self.runner(ident, folder, self._stop)
+                if isinstance(self.runner, Executor):
+                    result = self.runner.run(ident, folder, self._stop, placed)
+                else:
+                    result = self.runner(ident, folder, self._stop)
             except self.fatal as exc:
                 with self._lock:
                     self.fatal_error = self.fatal_error or exc
@@ -196,10 +212,11 @@ class Scheduler:
                 result = write_orchestrator_failure(folder, ident, RuntimeError("runner wrote no result.json"))
             outcome = result.get("outcome")
             duration = time.monotonic() - start
+            node = where[0] if where else None
             if outcome == "infra_error" and tries <= self.infra_retries and not self._stop.is_set():
                 set_aside(folder)
                 self._emit(
-                    run, AttemptEvent("retry", ident, outcome, False, tries, duration, _error_text(result))
+                    run, AttemptEvent("retry", ident, outcome, False, tries, duration, _error_text(result), node)
                 )
                 continue
             self._emit(
@@ -212,6 +229,7 @@ class Scheduler:
                     tries,
                     duration,
                     _error_text(result),
+                    node,
                 ),
             )
             with self._lock:
