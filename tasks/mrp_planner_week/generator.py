@@ -68,13 +68,18 @@ def _po(ctx: GeneratorContext, ng: Northgate, item_id: str, qty: float, need_by:
     return dict(po)
 
 
-def _pick(ctx: GeneratorContext, pool: list[str], taken: set[str], what: str) -> str:
-    free = [i for i in pool if i not in taken]
-    if not free:
-        raise GenerationError(f"no item for the {what} in this seed's plan")
-    choice = ctx.rng.choice(sorted(free))
-    taken.add(choice)
-    return choice
+def _pick(ctx: GeneratorContext, pools: list[list[str]], taken: set[str], what: str) -> str:
+    """A seeded choice from the first pool (in preference order) with an item not yet taken.
+
+    Drawing from the first non-empty pool only keeps the draws of a seed whose preferred pool
+    has a candidate the same as with a single pool."""
+    for pool in pools:
+        free = sorted({i for i in pool if i not in taken})
+        if free:
+            choice = ctx.rng.choice(free)
+            taken.add(choice)
+            return choice
+    raise GenerationError(f"no item for the {what} in this seed's plan")
 
 
 def generate(ctx: GeneratorContext) -> None:
@@ -96,22 +101,33 @@ def generate(ctx: GeneratorContext) -> None:
     friday_due: dict[str, str] = {}
     for s in friday["released"]:
         friday_due[s["item_id"]] = max(friday_due.get(s["item_id"], ""), s["due_date"])
-    bought = [i for i in first if vendor_of.get(i) != FOUNDRY]
+    # Every item MRP plans a purchase order for, the other vendors' first: the foundry's
+    # castings are kept for the lead-time notice, and used for the action messages only when
+    # the seed's plan has too few other bought items short in the horizon (seeds 1 and 4).
+    purchased = [i for i in first if vendor_of.get(i)]
+    bought = [i for i in purchased if vendor_of.get(i) != FOUNDRY]
     taken: set[str] = set()
-    soon = [i for i in bought if 2 <= _days(monday, first[i]["due_date"]) <= 56]
-    exp_item = _pick(ctx, soon, taken, "expedite")
-    soon = [i for i in soon if vendor_of[i] != vendor_of[exp_item]] or soon
-    rep_item = _pick(ctx, soon, taken, "repeated expedite")
+
+    def soon(pool: list[str]) -> list[str]:
+        return [i for i in pool if 2 <= _days(monday, first[i]["due_date"]) <= 56]
+
+    exp_item = _pick(ctx, [soon(bought), soon(purchased)], taken, "expedite")
+    other_vendor = [i for i in soon(bought) if vendor_of[i] != vendor_of[exp_item]]
+    rep_item = _pick(ctx, [other_vendor or soon(bought), soon(purchased)], taken, "repeated expedite")
+
     def defer_date(i: str) -> str:
         return max(_add(friday_due[i], 1) if i in friday_due else "", _add(monday, DEFER_PO_DAYS))
-    later = [i for i in bought if _days(defer_date(i), first[i]["due_date"]) >= DEFER_DAYS]
-    def_item = _pick(ctx, later, taken, "defer")
+
+    def later(pool: list[str]) -> list[str]:
+        return [i for i in pool if _days(defer_date(i), first[i]["due_date"]) >= DEFER_DAYS]
+
+    def_item = _pick(ctx, [later(bought), later(purchased)], taken, "defer")
     # The notice's item: bought, not firm with its old lead time (released after the firm
     # window), and late with the new one. The foundry's castings first, any vendor's otherwise.
     lead_of = {i.id: i.lead_time_days for i in ng.catalog.items}
     noticeable = [i for i, s in first.items() if vendor_of.get(i) and _days(monday, s["due_date"]) - lead_of[i] > 6]
     castings = [i for i in noticeable if vendor_of.get(i) == FOUNDRY and i not in taken]
-    cast_item = _pick(ctx, castings or noticeable, taken, "lead-time notice")
+    cast_item = _pick(ctx, [castings, noticeable], taken, "lead-time notice")
     cast_due = first[cast_item]["due_date"]
     old_lead = lead_of[cast_item]
     new_lead = 5 * math.ceil((_days(monday, cast_due) + 5) / 5)

@@ -3,7 +3,8 @@
 Every policy plays the turn through the agent's API with the agent's token, reading only the
 ERP and the handbook in the workspace; this module imports nothing but the standard library and
 `agent_sandbox`. The oracle sends every write with a deterministic Idempotency-Key and re-sends
-only with the same key; `neg:blind-retry` re-sends a failed write without one.
+only with the same key; `neg:blind-retry` re-sends a failed write without one (both are
+`agent_sandbox.policy_kit.Writer`).
 """
 from __future__ import annotations
 
@@ -14,36 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_sandbox.client import ErpClient, ErpError
+from agent_sandbox.client import ErpClient
+from agent_sandbox.policy_kit import Writer
 
 NOTICE = re.compile(r"\(([A-Z0-9][A-Z0-9-]+)\) is now (\d+) calendar days")
 LINE_KINDS = ("expedite", "defer")
-
-
-@dataclass
-class Writer:
-    """How a policy sends writes: with deterministic keys (oracle) or blindly (neg:blind-retry)."""
-
-    client: ErpClient
-    keyed: bool = True
-    n: int = 0
-
-    def send(self, method: str, path: str, body: Any = None) -> Any:
-        self.n += 1
-        call = self.client.patch if method == "PATCH" else self.client.post
-        if self.keyed:
-            return call(path, body, key=f"mrp-planner-week-t1-w{self.n}")
-        try:
-            return call(path, body)
-        except ErpError as exc:
-            if exc.status not in (502, 503, 504):
-                raise
-        try:
-            return call(path, body)  # the mistake: a blind re-send after a failure
-        except ErpError as exc:
-            if exc.status >= 500:
-                raise
-            return None
 
 
 @dataclass
@@ -63,7 +39,7 @@ def apply_notices(client: ErpClient, w: Writer) -> None:
     for msg in client.inbox("planning"):
         body = client.read_message(msg["id"]).get("body") or ""
         for item, days in NOTICE.findall(body):
-            w.send("PATCH", f"/items/{item}", {"lead_time_days": int(days)})
+            w.patch(f"/items/{item}", {"lead_time_days": int(days)})
 
 
 def _open_requests(client: ErpClient) -> set[tuple[str, str, int | None]]:
@@ -75,7 +51,7 @@ def work_plan(client: ErpClient, w: Writer, style: Style) -> None:
     """Run MRP, release the firm planned orders, expedite the late ones, work the messages."""
     if style.read_notice and style.update_first:
         apply_notices(client, w)
-    run = w.send("POST", "/mrp/runs", {})
+    run = w.post("/mrp/runs", {})
     if run is None or not run.get("id"):
         run = client.get("/mrp/runs", limit=1)["items"][0]
     if style.read_notice and not style.update_first:
@@ -93,18 +69,18 @@ def work_plan(client: ErpClient, w: Writer, style: Style) -> None:
             if style.own_dates:
                 lead = int(client.get(f"/items/{s['item_id']}")["lead_time_days"])
                 body["due_date"] = (dt.date.fromisoformat(today) + dt.timedelta(days=lead)).isoformat()
-            out = w.send("POST", f"/mrp/suggestions/{s['id']}/release", body)
+            out = w.post(f"/mrp/suggestions/{s['id']}/release", body)
             if out is None:
                 out = _reread(client, s["id"], run["id"])
             if s["kind"] == "planned_po" and s.get("late") and style.expedite_late and out.get("released_doc"):
-                w.send("POST", "/vendor-requests", {
+                w.post("/vendor-requests", {
                     "kind": "expedite", "po_id": out["released_doc"], "po_line": 1,
                     "requested_date": out["due_date"], "reason": "late planned order",
                     "note": "Released late against the new lead time; please deliver by the need date."})
         elif s["kind"] in LINE_KINDS:
             if style.check_open_requests and (s["kind"], s["po_id"], s["po_line"]) in open_reqs:
                 continue      # PLN-3.2: the same request is still open with the vendor
-            w.send("POST", f"/mrp/suggestions/{s['id']}/release", {})
+            w.post(f"/mrp/suggestions/{s['id']}/release", {})
 
 
 def _reread(client: ErpClient, sug_id: str, run_id: str) -> dict[str, Any]:
@@ -117,7 +93,7 @@ def _reread(client: ErpClient, sug_id: str, run_id: str) -> dict[str, Any]:
 def make_policy(style: Style = Style(), *, keyed: bool = True) -> Callable[[int, ErpClient, Path, dict], None]:
     """A policy for the one turn with the given style."""
     def policy(turn: int, client: ErpClient, workspace: Path, context: dict) -> None:
-        work_plan(client, Writer(client, keyed=keyed), style)
+        work_plan(client, Writer(client, turn, "mrp-planner-week", keyed=keyed), style)
     return policy
 
 
