@@ -20,6 +20,7 @@ from ..kernel.db import Database
 from ..kernel.errors import Problem, invalid
 from .api import ErpJSONResponse, resolve_token, route_action
 from .limits import RequestLimits
+from .openapi_problems import install_problem_docs
 
 API_TITLE = "bb-erp"
 API_VERSION = "1.0.0"
@@ -193,4 +194,5 @@ def create_app(db: Database, world: Any = None) -> FastAPI:
     app.add_middleware(RequestLimits)
     for router in ROUTERS:
         app.include_router(router)
+    install_problem_docs(app)  # every problem response a route can give, in /openapi.json
     return app
