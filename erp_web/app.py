@@ -287,7 +287,11 @@ def create_app(config: WebConfig) -> FastAPI:
         params = {p: request.query_params.get(p, "") for p in info.get("params", [])}
         res = c.get(f"/reports/{quote(report_id, safe='')}", **params)
         data = res.data if res.ok else {}
-        rows = data.get("rows", []) if isinstance(data, dict) else []
+        rows: list[dict[str, Any]] = []
+        if isinstance(data, dict):  # `rows`, or a report's own name for them (cash-position: `accounts`)
+            rows = data.get("rows") or next((v for v in data.values() if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)), [])
+        elif isinstance(data, list):
+            rows = [r for r in data if isinstance(r, dict)]
         return render(request, "report.html", client=c, info=info, params=params, data=data, rows=rows,
                       columns=views.columns_of(rows, limit=14), error=None if res.ok else res.message)
 
@@ -310,6 +314,10 @@ def create_app(config: WebConfig) -> FastAPI:
         if op is None or op.method == "GET":
             return render(request, "error.html", client=c, status=404, message=f"There is no action {op_id}.")
         values = {k: [v] for k, v in request.query_params.items()}
+        today = state.get("business_date")
+        for f in op.body:  # a required date starts as the business date (a pay date, a receipt date)
+            if f.kind == "date" and f.required and today and not first(values, f.name):
+                values[f.name] = [str(today)]
         return render_form(request, c, op, values, uuid.uuid4().hex)
 
     def render_form(request: Request, c: ApiClient, op: Operation, values: dict[str, list[str]], key: str,
@@ -426,9 +434,19 @@ def _run_candidates(c: ApiClient, run: dict[str, Any]) -> list[dict[str, Any]]:
     res = c.get("/ap-invoices", status="approved", limit=1000)
     if not res.ok:
         return []
-    in_run = {str(p.get("invoice")) for p in run.get("payments") or run.get("lines") or [] if isinstance(p, dict)}
+    in_run = set(_invoices_in(run.get("payments") or []))
     items = [i for i in res.data.get("items", []) if i.get("id") not in in_run]
     return sorted(items, key=lambda i: (str(i.get("due_date")), str(i.get("id"))))
+
+
+def _invoices_in(value: Any) -> list[str]:
+    """Every `invoice` id anywhere in a run's payments and their allocations."""
+    if isinstance(value, list):
+        return [i for v in value for i in _invoices_in(v)]
+    if isinstance(value, dict):
+        own = [str(value["invoice"])] if value.get("invoice") else []
+        return own + [i for v in value.values() if isinstance(v, (list, dict)) for i in _invoices_in(v)]
+    return []
 
 
 def _lookups(c: ApiClient, op: Operation) -> dict[str, list[tuple[str, str]]]:

@@ -1,0 +1,270 @@
+"""payment-run worked in a real browser, the way the oracle works it, as a human attempt.
+
+The attempt runs on the local backend (real ERP and web UI processes): the runner opens each
+turn on the UI, headless chromium plays the person — calls the numbers on file, verifies the
+confirmed change, rejects and escalates the refuted one, builds the run from the approved
+invoices and submits it — and presses "End turn". The attempt must pass, its record must say
+`human`, and the write actions in its audit must be the oracle's, action code for action code.
+Screenshots of the main pages are written to tests/erp_web/screenshots/ (docs/ holds the README's).
+"""
+from __future__ import annotations
+
+import csv
+import json
+import re
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser import browser_session, screenshot
+from repo_paths import REPO_ROOT
+from selenium.common.exceptions import WebDriverException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+from orchestrator.attempt import AttemptSpec, run_attempt
+from orchestrator.backends import make_backend
+from orchestrator.cells import parse_cell
+from orchestrator.config import RuntimeConfig
+from orchestrator.inputs import load_inputs
+from orchestrator.paths import AttemptPaths
+
+pytestmark = pytest.mark.slow
+SHOTS = REPO_ROOT / "tests" / "erp_web" / "screenshots"
+# The oracle's reading of a call-back (tasks/payment_run/policies.py).
+CONFIRMS = re.compile(r"\b(that's right|that is right|correct|confirm|go ahead)\b", re.I)
+DENIES = re.compile(r"\b(have not changed|haven't changed|not changed|do not change|don't change)\b", re.I)
+
+
+def _wait(driver: Any, css: str, timeout: float = 60) -> Any:
+    return WebDriverWait(driver, timeout).until(lambda d: d.find_element(By.CSS_SELECTOR, css))
+
+
+def _press(driver: Any, element: Any) -> None:
+    """Click something that loads a new page, and wait until the old page is gone."""
+    old = driver.find_element(By.TAG_NAME, "html")
+    element.click()
+
+    def gone(_d: Any) -> bool:
+        try:
+            old.tag_name  # noqa: B018 — touching the node says whether it still belongs to the page
+            return False
+        except WebDriverException:  # stale, or "node does not belong to the document" mid-navigation
+            return True
+
+    WebDriverWait(driver, 60).until(gone)
+
+
+def _click(driver: Any, css: str) -> None:
+    _press(driver, driver.find_element(By.CSS_SELECTOR, css))
+
+
+def _confirm(driver: Any) -> None:
+    """The confirmation page every committing action passes through."""
+    _press(driver, _wait(driver, "#confirm-yes"))
+
+
+def _fill(driver: Any, name: str, text: str) -> None:
+    el = driver.find_element(By.NAME, name)
+    if el.tag_name == "select":
+        Select(el).select_by_value(text)
+    else:
+        el.clear()
+        el.send_keys(text)
+
+
+def _field(driver: Any, label: str) -> str:
+    for div in driver.find_elements(By.CSS_SELECTOR, "#fields > div"):
+        if div.find_element(By.TAG_NAME, "dt").text.strip().lower() == label.lower():
+            return str(div.find_element(By.TAG_NAME, "dd").text.strip())
+    raise AssertionError(f"no field {label!r} on {driver.current_url}")
+
+
+def _done(driver: Any) -> None:
+    """The action went through (a notice), or fail with the problem the page shows."""
+    WebDriverWait(driver, 60).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#notice, #problem"))
+    problems = driver.find_elements(By.CSS_SELECTOR, "#problem")
+    assert not problems, f"{driver.current_url}: {problems[0].text}"
+
+
+def _end_turn(driver: Any) -> None:
+    driver.find_element(By.CSS_SELECTOR, "#end-turn").click()  # a JS confirm comes first
+    driver.switch_to.alert.accept()
+    _wait(driver, "#waiting")
+
+
+def _wait_turn(driver: Any, n: int, timeout: float = 300) -> None:
+    """The waiting page reloads itself; the turn's panel appears once the runner opens turn n."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        panels = driver.find_elements(By.CSS_SELECTOR, "#turn-panel .turn-no")
+        if panels and panels[0].text.startswith(f"Turn {n} "):
+            return
+        time.sleep(1)
+        if not driver.find_elements(By.CSS_SELECTOR, "#waiting"):
+            driver.get(driver.current_url)
+    raise AssertionError(f"turn {n} did not open in the UI within {timeout}s")
+
+
+def _turn1(driver: Any, ui: str) -> None:
+    """VEN-2.1..2.3: call the number on file for each pending change; verify or reject + escalate."""
+    driver.get(f"{ui}/r/vendor-bank-accounts?status=pending")
+    ids = [a.text for a in driver.find_elements(By.CSS_SELECTOR, "#list tbody tr td:first-child")]
+    assert len(ids) == 2, f"two pending bank-detail changes expected, the list shows {ids}"
+    for vba in sorted(ids):
+        doc = f"{ui}/r/vendor-bank-accounts/{vba}"
+        driver.get(doc)
+        last4 = _field(driver, "Account number")[-4:]
+        source = _field(driver, "Source ref")
+        if vba == sorted(ids)[0]:
+            screenshot(driver, SHOTS, "bank-change")
+        _click(driver, "a[data-action='call']")
+        _wait(driver, "#action-form")
+        assert driver.find_element(By.NAME, "party_id").get_attribute("value").startswith("V-")
+        assert driver.find_element(By.NAME, "number").get_attribute("value") == ""  # the number on file
+        _click(driver, "#submit")
+        transcript = _wait(driver, "#transcript").text
+        confirmed = bool(CONFIRMS.search(transcript)) and not DENIES.search(transcript) and last4 in transcript
+        driver.get(doc)
+        if confirmed:
+            _click(driver, "a[data-action='vendor.bank.verify']")
+            _wait(driver, "#action-form")
+            _fill(driver, "note", "Confirmed by a call to the number on file (VEN-2.2).")
+            _click(driver, "#submit")
+            _confirm(driver)
+            _done(driver)
+            disposition, note = "processed", "verified by call-back"
+        else:
+            _click(driver, "a[data-action='vendor.bank.reject']")
+            _wait(driver, "#action-form")
+            _fill(driver, "note", "The vendor did not confirm the change on the number on file (VEN-2.3).")
+            _click(driver, "#submit")
+            _confirm(driver)
+            _done(driver)
+            driver.get(doc)
+            _click(driver, "a[data-action='escalate']")
+            _wait(driver, "#action-form")
+            _fill(driver, "to", "priya.raman")
+            _fill(driver, "reason", "fraud_suspected")
+            _fill(driver, "note", "Bank-detail change refuted by the vendor on the number on file; account rejected.")
+            _click(driver, "#submit")
+            _done(driver)
+            disposition, note = "suspicious", "refuted by call-back"
+        driver.get(f"{ui}/inbox/{source}")
+        _click(driver, "a[data-action='msg.dispose']")
+        _wait(driver, "#action-form")
+        _fill(driver, "disposition", disposition)
+        _fill(driver, "ref", vba)
+        _fill(driver, "note", note)
+        _click(driver, "#submit")
+        _done(driver)
+    driver.get(f"{ui}/inbox")
+    screenshot(driver, SHOTS, "inbox")
+
+
+def _turn2(driver: Any, ui: str, expected: list[dict[str, str]]) -> None:
+    """PAY-1.1, PAY-2.x, TRE-1.x: one run from OPER with the invoices the policy selects, submitted."""
+    driver.get(f"{ui}/r/ap-invoices?status=approved")
+    first = driver.find_element(By.CSS_SELECTOR, "#list tbody tr td:first-child a")
+    _press(driver, first)
+    _wait(driver, "#fields")
+    screenshot(driver, SHOTS, "invoice")
+    driver.get(f"{ui}/r/payment-runs")
+    _click(driver, "#create")
+    _wait(driver, "#action-form")
+    _fill(driver, "memo", "Weekly payment run")
+    screenshot(driver, SHOTS, "payment-run-form")
+    _click(driver, "#submit")
+    _confirm(driver)
+    _wait(driver, "#candidates")
+    run_url = driver.current_url.split("?")[0]
+    for row in expected:
+        tr = driver.find_element(By.CSS_SELECTOR, f"#candidates tr[data-invoice-no='{row['invoice_no']}']")
+        if float(row["discount"]) > 0:
+            Select(tr.find_element(By.NAME, "take_discount")).select_by_value("true")
+        _press(driver, tr.find_element(By.CSS_SELECTOR, "button[type=submit]"))
+        _done(driver)
+    driver.get(run_url)
+    payments = driver.find_elements(By.CSS_SELECTOR, "#table-payments tbody tr")
+    assert len(payments) == len(expected)
+    screenshot(driver, SHOTS, "payment-run", full_page=True)
+    _click(driver, "a[data-action='pay.submit']")
+    _wait(driver, "#action-form")
+    _click(driver, "#submit")
+    _confirm(driver)
+    _done(driver)
+    driver.get(f"{ui}/reports/ap-aging")
+    _wait(driver, "#report")
+    screenshot(driver, SHOTS, "report")
+
+
+def _write_actions(audit: Path) -> Counter[str]:
+    rows = [json.loads(line) for line in audit.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return Counter(r["action"] for r in rows if r.get("channel") == "api" and r.get("action") != "read" and r.get("outcome") == "ok")
+
+
+def test_payment_run_worked_in_the_browser_passes_like_the_oracle(tmp_path: Path) -> None:
+    with browser_session() as driver:
+        config = RuntimeConfig.from_env(runs_root=tmp_path / "runs", campaign="browser")
+        cell = parse_cell("human:payment-run")
+        inputs = load_inputs(cell, 0)
+        spec = AttemptSpec(cell=cell, seed=0, rep=1, label="browser")
+        outcome: dict[str, Any] = {}
+
+        def attempt() -> None:
+            try:
+                outcome["result"] = run_attempt(spec, backend=make_backend("local", config), config=config,
+                                                task=inputs.task, scenario=inputs.scenario)
+            except BaseException as exc:  # noqa: BLE001 — reported by the test below
+                outcome["error"] = exc
+
+        worker = threading.Thread(target=attempt, daemon=True)
+        worker.start()
+        paths = AttemptPaths.for_attempt(config.runs_root, "browser", cell, 0, 1)
+        human_json = paths.root / "human.json"
+        deadline = time.monotonic() + 600
+        while not human_json.exists():
+            assert worker.is_alive(), f"the attempt ended before the UI was up: {outcome}"
+            assert time.monotonic() < deadline, "the web UI did not come up"
+            time.sleep(0.5)
+        info = json.loads(human_json.read_text())
+        ui = info["url"]
+        assert ui.startswith("http://127.0.0.1:")  # host loopback only
+        driver.get(info["login_url"])
+        _wait_turn(driver, 1)
+        assert "bank account" in driver.find_element(By.ID, "turn-request").text
+        assert driver.find_element(By.ID, "countdown").text.count(":") == 1
+        screenshot(driver, SHOTS, "overview")
+        _turn1(driver, ui)
+        _end_turn(driver)
+        _wait_turn(driver, 2)
+        assert "Business date 2026-10-09" in driver.find_element(By.ID, "business-date").text  # the clock advanced
+        with open(inputs.scenario.reference_dir / "run_payments.csv", newline="", encoding="utf-8") as fh:
+            expected = list(csv.DictReader(fh))
+        _turn2(driver, ui, expected)
+        _end_turn(driver)
+        worker.join(600)
+        assert not worker.is_alive(), "the attempt did not finish after the last turn"
+    assert "error" not in outcome, outcome.get("error")
+    result = outcome["result"].record
+    failed = [c for c in result["checks"] if not c["passed"]]
+    assert result["outcome"] == "graded" and result["passed"], failed or result.get("error")
+    assert result["system"] == "human" and result["cell"] == "human:payment-run"
+    assert [t["notes"] for t in result["turns"]] == [["ended by the person (End turn)"]] * 2
+
+    # The oracle, through the API, on the same scenario: the same write actions, one for one.
+    oracle_cell = parse_cell("oracle:payment-run")
+    oracle_inputs = load_inputs(oracle_cell, 0)
+    oracle = run_attempt(AttemptSpec(cell=oracle_cell, seed=0, rep=1, label="browser"), backend=make_backend("local", config),
+                         config=config, task=oracle_inputs.task, scenario=oracle_inputs.scenario)
+    assert oracle.passed, oracle.record.get("error")
+    browser_actions = _write_actions(paths.audit_jsonl)
+    oracle_actions = _write_actions(oracle.paths.audit_jsonl)
+    assert browser_actions == oracle_actions
+    assert {"call", "vendor.bank.verify", "vendor.bank.reject", "escalate", "msg.dispose", "pay.create_run", "pay.add",
+            "pay.submit"} <= set(browser_actions)
+    for name in ("overview", "inbox", "invoice", "payment-run-form", "payment-run", "report"):
+        assert (SHOTS / f"{name}.png").stat().st_size > 10_000
