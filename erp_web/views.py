@@ -79,7 +79,7 @@ def cell(name: str, value: Any, linker: Linker | None = None) -> Markup:
         return Markup('<span class="flag yes">yes</span>') if value else Markup('<span class="flag">no</span>')
     if name in ("status", "disposition", "bucket", "outcome") and isinstance(value, str):
         tone = STATUS_TONES.get(value, "info")
-        return Markup(f'<span class="badge {tone}">{escape(humanize(value).lower())}</span>')
+        return Markup(f'<span class="badge {tone}">{escape(value.replace("_", " "))}</span>')
     if is_money(name, value):
         return Markup(f'<span class="num">{escape(money(value))}</span>')
     if isinstance(value, (int, float)):
