@@ -115,6 +115,17 @@ def add_problem_responses(doc: dict[str, Any], refusals_of: Callable[[str, str],
     return doc
 
 
+def _api_routes(routes: Any) -> list[APIRoute]:
+    """Every APIRoute, also inside included routers (FastAPI keeps those as wrappers)."""
+    out: list[APIRoute] = []
+    for route in routes:
+        if isinstance(route, APIRoute):
+            out.append(route)
+        elif (inner := getattr(route, "original_router", None)) is not None:
+            out += _api_routes(inner.routes)
+    return out
+
+
 def install_problem_docs(app: FastAPI) -> None:
     """Make `app.openapi()` (and so `GET /openapi.json`) document the problem responses."""
 
@@ -122,8 +133,7 @@ def install_problem_docs(app: FastAPI) -> None:
         if app.openapi_schema is None:
             doc = get_openapi(title=app.title, version=app.version, openapi_version=app.openapi_version,
                               description=app.description, routes=app.routes)
-            modules = {(m.lower(), r.path_format): r.endpoint.__module__
-                       for r in app.routes if isinstance(r, APIRoute) for m in (r.methods or ())}
+            modules = {(m.lower(), r.path_format): r.endpoint.__module__ for r in _api_routes(app.routes) for m in (r.methods or ())}
             app.openapi_schema = add_problem_responses(
                 doc, lambda method, path: domain_refusals(modules.get((method, path), "")))
         return app.openapi_schema
