@@ -27,6 +27,8 @@ import sys
 from pathlib import Path
 from types import FrameType
 
+from agent_sandbox.mcp_config import claude_mcp_args
+
 REQUIRED_ENV = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "PB_MODEL", "HOME")
 # Everything that is not the model call itself is switched off: no update checks, telemetry,
 # error reports or feedback surveys go anywhere (they could not leave the attempt anyway).
@@ -95,8 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     prepare_home(home)
     env = dict(os.environ, **QUIET_ENV)
     binary = shutil.which(args.bin) or args.bin
+    argv = claude_argv(binary, prompt, env["PB_MODEL"]) + claude_mcp_args(home, env)  # an mcp cell's MCP server
     try:
-        proc = subprocess.Popen(claude_argv(binary, prompt, env["PB_MODEL"]), env=env, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL)
     except FileNotFoundError:
         print(f"harness_claude: {args.bin} not found (use the agent-claude image)", file=sys.stderr)
         return 127
