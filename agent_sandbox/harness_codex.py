@@ -28,6 +28,8 @@ import sys
 from pathlib import Path
 from types import FrameType
 
+from agent_sandbox.mcp_config import codex_mcp_toml
+
 REQUIRED_ENV = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "PB_MODEL", "HOME")
 PROVIDER_ID = "pb-gateway"
 EXIT_SETUP = 125
@@ -81,8 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     home = Path(os.environ["HOME"])
     codex_home = home / ".codex"
     codex_home.mkdir(parents=True, exist_ok=True)
-    (codex_home / "config.toml").write_text(codex_config(os.environ["OPENAI_BASE_URL"], os.environ["PB_MODEL"]),
-                                            encoding="utf-8")
+    config = codex_config(os.environ["OPENAI_BASE_URL"], os.environ["PB_MODEL"]) + codex_mcp_toml(os.environ)  # mcp cells
+    (codex_home / "config.toml").write_text(config, encoding="utf-8")
     env = dict(os.environ, CODEX_HOME=str(codex_home), NO_COLOR="1")
     binary = shutil.which(args.bin) or args.bin
     try:
