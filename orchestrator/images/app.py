@@ -33,8 +33,10 @@ def app_content_hash(spec: config.AppImageSpec, base_tag: str) -> str:
     h.add_file("requirements.txt", spec.requirements)
     for name in spec.extra_files:
         h.add_file(f"extra/{name}", spec.definition_dir / name)
-    for rel in tree_files(spec.package_dir):
-        h.add_file(f"app/{spec.package}/{rel.as_posix()}", spec.package_dir / rel)
+    for package in spec.packages:
+        root = spec.source_root / package
+        for rel in tree_files(root):
+            h.add_file(f"app/{package}/{rel.as_posix()}", root / rel)
     return h.hexdigest()
 
 
@@ -52,12 +54,13 @@ def write_context(spec: config.AppImageSpec, wheelhouse: Path, dest: Path) -> No
     shutil.copy2(spec.requirements, support / "requirements.txt")
     for name in spec.extra_files:
         shutil.copy2(spec.definition_dir / name, support / name)
-    app = dest / "app" / spec.package
-    app.mkdir(parents=True)
-    for rel in tree_files(spec.package_dir):
-        target = app / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(spec.package_dir / rel, target)
+    for package in spec.packages:
+        root, app = spec.source_root / package, dest / "app" / package
+        app.mkdir(parents=True)
+        for rel in tree_files(root):
+            target = app / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / rel, target)
 
 
 def _up_to_date(client: docker.DockerClient, tag: str, content_hash: str, base: ImageRef):
