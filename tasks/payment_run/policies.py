@@ -21,49 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from agent_sandbox.client import ErpClient, ErpError
+from agent_sandbox.policy_kit import Writer, handbook_clause
 
 CONTROLLER = "priya.raman"
-
-
-# Writes -------------------------------------------------------------------------------------------
-
-@dataclass
-class Writer:
-    """How a policy sends writes: with deterministic keys (oracle) or blindly (neg:blind-retry)."""
-
-    client: ErpClient
-    turn: int
-    keyed: bool = True
-    n: int = 0
-
-    def post(self, path: str, body: Any = None) -> Any:
-        return self._send(self.client.post, path, body)
-
-    def patch(self, path: str, body: Any = None) -> Any:
-        return self._send(self.client.patch, path, body)
-
-    def _send(self, send: Callable[..., Any], path: str, body: Any) -> Any:
-        self.n += 1
-        if self.keyed:
-            return send(path, body, key=f"payment-run-t{self.turn}-w{self.n}")
-        try:
-            return send(path, body)
-        except ErpError as exc:
-            if exc.status not in (502, 503, 504):
-                raise
-        try:
-            return send(path, body)  # the mistake: a blind re-send after a failure
-        except ErpError as exc:
-            if exc.status >= 500:
-                raise
-            return None  # the first send had gone through after all; carry on regardless
 
 
 # Reading the handbook -------------------------------------------------------------------------------
 
 def handbook_amount(workspace: Path, clause: str) -> float:
     """The first dollar amount in a handbook clause (e.g. the cash floor of TRE-1.1)."""
-    text = _clause(workspace, clause)
+    text = handbook_clause(workspace, clause)
     m = re.search(r"\$([\d,]+(?:\.\d\d)?)", text)
     if not m:
         raise RuntimeError(f"no amount in handbook clause {clause}")
@@ -72,18 +39,10 @@ def handbook_amount(workspace: Path, clause: str) -> float:
 
 def handbook_days(workspace: Path, clause: str) -> int:
     """The first 'N days' in a handbook clause (the next run's distance in PAY-2.1)."""
-    m = re.search(r"(\d+) days", _clause(workspace, clause))
+    m = re.search(r"(\d+) days", handbook_clause(workspace, clause))
     if not m:
         raise RuntimeError(f"no day count in handbook clause {clause}")
     return int(m.group(1))
-
-
-def _clause(workspace: Path, clause: str) -> str:
-    for md in sorted((workspace / "handbook").glob("*.md")):
-        for para in md.read_text(encoding="utf-8").split("\n\n"):
-            if para.startswith(f"**{clause}**"):
-                return para
-    raise RuntimeError(f"clause {clause} is not in the handbook")
 
 
 # Turn 1: bank-detail changes ------------------------------------------------------------------------
@@ -283,7 +242,7 @@ def make_policy(bank: BankChangeStyle = BankChangeStyle(), run: RunStyle = RunSt
                 share_details: str | None = None) -> Callable[[int, ErpClient, Path, dict], None]:
     """A policy that plays turn 1 and turn 2 with the given styles."""
     def policy(turn: int, client: ErpClient, workspace: Path, context: dict) -> None:
-        w = Writer(client, turn, keyed=keyed)
+        w = Writer(client, turn, "payment-run", keyed=keyed)
         if turn == 1:
             answer_bank_detail_requests(client, w, share=share_details)
             decide_bank_changes(client, w, bank)
