@@ -93,9 +93,13 @@ def _attempt(root: Path, out: Path, folder: Path, secrets: Secrets, withhold: se
     return entries
 
 
-def publish(runs_root: Path, label: str, out: Path, *, model_access: Path | None = None,
-            withhold: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Write the bundle of `label` into `out` (new or empty); return its manifest."""
+def publish(runs_root: Path, label: str, out: Path, *, model_access: tuple[Path, ...] = (),
+            systems_file: Path | None = None, withhold: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Write the bundle of `label` into `out` (new or empty); return its manifest.
+
+    `model_access`: model-access files whose real keys are redacted everywhere (and the one that
+    reproduces a system's declared hash describes its models); `systems_file`: the systems file
+    the campaign ran with, for the system definitions in versions.json."""
     bad = set(withhold) - set(WITHHOLDABLE)
     if bad:
         raise PublishError(f"--withhold takes {', '.join(WITHHOLDABLE)}; got {', '.join(sorted(bad))}")
@@ -134,8 +138,10 @@ def publish(runs_root: Path, label: str, out: Path, *, model_access: Path | None
         entries += _attempt(root, out, folder, secrets, set(withhold), classes[task], ln.get("hashes") or {})
 
     provenance = json.loads((root / PROVENANCE_FILE).read_text())
-    _write_json(out / VERSIONS_FILE, build_versions(declaration, provenance))
-    _write_json(out / CONDITIONS_FILE, build_conditions(declaration))
+    for name, data in ((VERSIONS_FILE, build_versions(declaration, provenance, systems_file=systems_file,
+                                                      model_access=model_access)),
+                       (CONDITIONS_FILE, build_conditions(declaration, systems_file, model_access))):
+        _write_json(out / name, secrets.value(data))  # a system's env or argv may name a secret
     from orchestrator.campaign.report import write_report
 
     write_report(out.parent, out.name, out / "report.html", title=str(declaration.get("label") or label))

@@ -62,17 +62,15 @@ def db_tokens(db: Path) -> list[str]:
         if not conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='tokens'").fetchone():
             return []
         cols = [r[1] for r in conn.execute("PRAGMA table_info(tokens)")]
-        col = "token" if "token" in cols else (cols[1] if len(cols) > 1 else None)
+        col = next((c for c in ("secret", "token") if c in cols), cols[1] if len(cols) > 1 else None)
         return [str(r[0]) for r in conn.execute(f'SELECT "{col}" FROM tokens')] if col else []
     finally:
         conn.close()
 
 
-def model_access_keys(path: Path | None) -> list[str]:
+def model_access_keys(path: Path) -> list[str]:
     """The real keys a model-access file points at (env variable or key file), as the gateway
     would read them; none for a fake provider or when the source is not set on this host."""
-    if path is None:
-        return []
     from orchestrator.model_access import ModelAccessError, load_model_access
 
     try:
@@ -90,7 +88,7 @@ def model_access_keys(path: Path | None) -> list[str]:
     return out
 
 
-def gather(label_root: Path, attempt_folders: list[tuple[str, Path]], *, model_access: Path | None = None) -> Secrets:
+def gather(label_root: Path, attempt_folders: list[tuple[str, Path]], *, model_access: tuple[Path, ...] = ()) -> Secrets:
     """The secrets of a campaign: `attempt_folders` is (task, folder) of every ledger line."""
     secrets = Secrets()
     classes: dict[str, list[str]] = {}
@@ -113,8 +111,9 @@ def gather(label_root: Path, attempt_folders: list[tuple[str, Path]], *, model_a
                 secrets.add_credential(token)
             if declared:
                 secrets.add_restricted(db_restricted(scenario_db, declared))
-    for key in model_access_keys(model_access):
-        secrets.add_credential(key)
+    for path in model_access:
+        for key in model_access_keys(path):
+            secrets.add_credential(key)
     return secrets
 
 

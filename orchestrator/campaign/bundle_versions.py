@@ -51,7 +51,57 @@ def price_table(path: Path | None = None) -> dict[str, Any]:
             "models": doc.get("models")}
 
 
-def build_versions(declaration: dict[str, Any], provenance: dict[str, Any], *, engine: bool = True) -> dict[str, Any]:
+def _arg(argv: list[str], flag: str) -> str | None:
+    for i, a in enumerate(argv):
+        if a == flag and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith(flag + "="):
+            return a.split("=", 1)[1]
+    return None
+
+
+def system_definitions(declaration: dict[str, Any], systems_file: Path | None = None,
+                       model_access: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """Each system as declared (its hash) beside its definition, read again from the systems and
+    model-access files the campaign was started with; `matches_declaration` says whether the
+    definition still hashes to what the campaign recorded (a changed file is never passed off)."""
+    from agent_sandbox.systems import BUILTIN_SYSTEMS, load_systems
+    from orchestrator.campaign.identity import canonical_json
+    from orchestrator.model_access import load_model_access
+
+    declared = declaration.get("systems") or {}
+    argv = [str(a) for a in (declaration.get("volatile") or {}).get("argv") or []]
+    systems_path = systems_file or (Path(a) if (a := _arg(argv, "--systems")) else None)
+    access_paths = list(model_access) or ([Path(a)] if (a := _arg(argv, "--model-access")) else [])
+    out: dict[str, Any] = {}
+    defined: dict[str, Any] = {}
+    accesses: list[dict[str, Any]] = []
+    note = None
+    try:
+        defined = dict(load_systems(systems_path)) if systems_path else {}
+        accesses = [load_model_access(p).identity() for p in access_paths]
+    except Exception as exc:  # noqa: BLE001 — the files may be gone: the declared hashes stand
+        note = f"systems or model-access file not readable here: {type(exc).__name__}"
+    for name, entry in sorted(declared.items()):
+        if not isinstance(entry, dict) or entry.get("kind") != "command":
+            out[name] = {"declared": entry}
+            continue
+        spec = defined.get(name) or BUILTIN_SYSTEMS.get(name)
+        if spec is None:
+            out[name] = {"declared": entry, "definition": None, "note": note or "definition not found"}
+            continue
+        base = spec.model_dump(mode="json")
+        # The model access that reproduces the declared hash is the one the campaign ran with.
+        candidates = [dict(base, model_access=a) for a in accesses] if spec.calls_model else [base]
+        match = next((d for d in candidates if hashlib.sha256(canonical_json(d).encode()).hexdigest() == entry.get("sha256")),
+                     None)
+        out[name] = {"declared": entry, "definition": match or (candidates[0] if candidates else base),
+                     "matches_declaration": match is not None}
+    return out
+
+
+def build_versions(declaration: dict[str, Any], provenance: dict[str, Any], *, engine: bool = True,
+                   systems_file: Path | None = None, model_access: tuple[Path, ...] = ()) -> dict[str, Any]:
     """Every version a reader needs to reproduce the campaign."""
     from tasks.registry import load_task
 
@@ -68,8 +118,9 @@ def build_versions(declaration: dict[str, Any], provenance: dict[str, Any], *, e
         tasks[slug] = entry
     sources = declaration.get("sources") or {}
     tags = sources.get("images") or {}
-    systems = declaration.get("systems") or {}
-    models = {name: s.get("model_access") for name, s in systems.items() if isinstance(s, dict) and s.get("model_access")}
+    systems = system_definitions(declaration, systems_file, model_access)
+    models = {name: (s.get("definition") or {}).get("model_access") for name, s in systems.items()
+              if (s.get("definition") or {}).get("model_access")}
     prices_path = None
     for access in models.values():
         if isinstance(access, dict) and access.get("prices"):
@@ -92,7 +143,8 @@ def build_versions(declaration: dict[str, Any], provenance: dict[str, Any], *, e
     }
 
 
-def build_conditions(declaration: dict[str, Any]) -> dict[str, Any]:
+def build_conditions(declaration: dict[str, Any], systems_file: Path | None = None,
+                     model_access: tuple[Path, ...] = ()) -> dict[str, Any]:
     """The conditions and budgets every attempt ran under."""
     from tasks.registry import load_task
 
@@ -113,9 +165,9 @@ def build_conditions(declaration: dict[str, Any]) -> dict[str, Any]:
             entry = conditions.setdefault(cond, {})
             entry[slug] = ({"faults": profile.faults, "description": profile.description} if profile is not None
                            else {"faults": cond, "description": "a fault specification given inline"})
-    systems = declaration.get("systems") or {}
-    model_budgets = {n: (s.get("model_access") or {}).get("budget") for n, s in systems.items()
-                     if isinstance(s, dict) and s.get("model_access")}
+    systems = system_definitions(declaration, systems_file, model_access)
+    model_budgets = {n: (s.get("definition") or {}).get("model_access", {}).get("budget") for n, s in systems.items()
+                     if (s.get("definition") or {}).get("model_access")}
     volatile = declaration.get("volatile") or {}
     return {
         "schema": 1,

@@ -23,8 +23,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("label", help="campaign label (a folder under the runs root)")
     p.add_argument("--out", type=Path, required=True, help="bundle folder to create (new or empty)")
     p.add_argument("--runs-root", type=Path, help="folder holding campaign labels (default: the runtime's runs/)")
-    p.add_argument("--model-access", type=Path,
-                   help="the campaign's model-access file: the real keys it names are redacted from every file")
+    p.add_argument("--model-access", type=Path, action="append", default=[],
+                   help="a model-access file (repeatable): the real keys it names are redacted from every file, "
+                        "and the campaign's own describes its models")
+    p.add_argument("--systems", type=Path, help="the systems file the campaign ran with (system definitions)")
     p.add_argument("--withhold", default="", help="comma-separated: final_db, workspace — publish only their hashes")
     p.set_defaults(func=run)
 
@@ -41,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
         return ExitCode.BAD_INPUT
     withhold = tuple(w.strip() for w in args.withhold.split(",") if w.strip())
     try:
-        manifest = publish(runs_root, args.label, args.out.resolve(), model_access=args.model_access, withhold=withhold)
+        manifest = publish(runs_root, args.label, args.out.resolve(), model_access=tuple(args.model_access),
+                           systems_file=args.systems, withhold=withhold)
     except PublishError as exc:
         print(f"orchestrate publish: bad_input: {exc}", file=sys.stderr)
         return ExitCode.BAD_INPUT
