@@ -4,12 +4,14 @@
     orchestrate campaign --cells oracle:payment-run,null:payment-run --seeds 0,1 --reps 3 \\
         --concurrency 4 --label pilot
     orchestrate campaign --cells campaign.yaml --label pilot
+    orchestrate campaign --cells ... --executor ray --ray-address HEAD:6379   # on a Ray cluster (README)
 
 Re-running the same command resumes the label: finished attempts are not run again.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -19,6 +21,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from orchestrator.campaign.executor import Executor
+from orchestrator.campaign.executor_local import LocalExecutor
 from orchestrator.campaign.identity import (
     DeclarationChanged,
     build_declaration,
@@ -68,6 +72,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--runs-root", type=Path, help="folder holding campaign labels (default: the runtime's runs/)")
     p.add_argument("--retries", type=int,
                    help=f"retries of an attempt that ends infra_error (default 2, at most {MAX_INFRA_RETRIES})")
+    p.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="local: attempts run on this host (default); ray: each attempt is a Ray task on a node "
+                   "that advertises docker_slots (needs the `ray` extra and --ray-address)")
+    p.add_argument("--ray-address", default=os.environ.get("RAY_ADDRESS"),
+                   help="the Ray cluster's head, HOST:PORT (default: $RAY_ADDRESS)")
     p.set_defaults(func=run)
 
 
@@ -154,6 +163,9 @@ def run(args: argparse.Namespace) -> int:
         )
         label = spec.label or default_label(spec)
         backend = spec.backend or "docker"
+        executor_name = getattr(args, "executor", None) or "local"
+        if executor_name == "ray" and not getattr(args, "ray_address", None):
+            raise CampaignSpecError("--executor ray needs --ray-address HOST:PORT (or RAY_ADDRESS)")
         cells = spec.cell_refs
         checked = check_inputs(cells, systems_file=spec.systems, label=label, turn_timeout_s=spec.turn_timeout_s,
                                model_access=spec.model_access)
@@ -181,6 +193,8 @@ def run(args: argparse.Namespace) -> int:
             "infra_retries": spec.budgets.infra_retries,
             "runs_root": str(runs_root),
             "argv": sys.argv[1:],
+            # Where attempts run does not change what they are: a label resumes under either.
+            "executor": executor_name,
         },
     )
     root = label_root(runs_root, label)
@@ -203,15 +217,25 @@ def run(args: argparse.Namespace) -> int:
     for gone in sweep_cache(config):  # temporary folders of killed runs (never a live one's)
         say(console, f"removed {gone} (left by a killed run)")
     limits = EngineLimits.for_concurrency(concurrency)
+    executor: Executor | None = None
     try:
-        engine = runtime.limited_backend(backend, config, limits)
-        say(console, f"backend {backend}: preparing (reap what dead runs left; build missing images)")
-        runtime.prepare_backend(engine)
+        if executor_name == "local":
+            engine = runtime.limited_backend(backend, config, limits)
+            say(console, f"backend {backend}: preparing (reap what dead runs left; build missing images)")
+            runtime.prepare_backend(engine)
         scenarios = runtime.ScenarioCache()
         for task, seed in sorted({(c.task, s) for c in cells for s in spec.seeds}):
             say(console, f"scenario {task} seed {seed}: building (with the oracle's reference projections)")
             scenarios.get(task, seed)
+        if executor_name == "ray":  # the nodes prepare their own engines (reap, images by content hash)
+            executor = _ray_executor(args.ray_address, label, backend, declaration, spec, scenarios, cells, console)
+            executor.prepare()
+            if spec.concurrency is None:  # as many attempts in flight as the cluster has Docker slots
+                concurrency = max(1, getattr(executor, "slots", 1))
+                declaration["volatile"]["concurrency"] = concurrency
     except Exception as exc:  # noqa: BLE001 — nothing has run yet: say what is wrong and stop
+        if executor is not None:
+            executor.close()
         ending = failure_for(exc)
         if ending.failure is Failure.INFRA_ERROR and _is_scenario_error(exc):
             ending = failure_for(_as_task_error(exc))
@@ -222,21 +246,22 @@ def run(args: argparse.Namespace) -> int:
     except DeclarationChanged as exc:  # another orchestrator declared it meanwhile
         error(console, str(exc))
         return ExitCode.BAD_INPUT
-    runner = runtime.make_runner(
-        backend=engine,
-        runs_root=runs_root,
-        label=label,
-        turn_timeout_s=spec.turn_timeout_s,
-        systems_file=spec.systems,
-        config=config,
-        scenarios=scenarios,
-        model_access=spec.model_access,
-    )
+    if executor is None:
+        executor = LocalExecutor(runtime.make_runner(
+            backend=engine,
+            runs_root=runs_root,
+            label=label,
+            turn_timeout_s=spec.turn_timeout_s,
+            systems_file=spec.systems,
+            config=config,
+            scenarios=scenarios,
+            model_access=spec.model_access,
+        ))
     progress = CampaignProgress(len(plan), label=label, concurrency=concurrency, console=console)
     scheduler = Scheduler(
         runs_root=runs_root,
         label=label,
-        runner=runner,
+        runner=executor,
         concurrency=concurrency,
         infra_retries=spec.budgets.infra_retries,
         on_event=progress.handle,
@@ -252,11 +277,35 @@ def run(args: argparse.Namespace) -> int:
         return ExitCode.BAD_INPUT
     finally:
         restore()
+        executor.close()
 
     summary = export_label(runs_root, label)
     out.print(summary_table(summary))
     say(out, f"ledger: {root / 'attempts.jsonl'}\nsummary: {root / 'summary.json'}")
     return _final_code(console, summary, result, spec.budgets.infra_retries, stopped=scheduler.stopping)
+
+
+def _ray_executor(address: str, label: str, backend: str, declaration: dict[str, Any], spec: CampaignSpec,
+                  scenarios: Any, cells: list[Any], console: Console) -> Executor:
+    """The Ray executor for this campaign: the declaration's sources and tasks, the built scenarios,
+    and (docker backend) the head's engine for the sweep after a lost node, when the head has one."""
+    from orchestrator.campaign.executor_ray import RayExecutor
+
+    engine = None
+    if backend == "docker":
+        try:
+            import docker
+
+            engine = docker.from_env(version="1.41")
+            engine.ping()
+        except Exception:  # noqa: BLE001 — a head without an engine: each node's own reap cleans up
+            engine = None
+    built = {(c.task, s): scenarios.get(c.task, s) for c in cells for s in spec.seeds}
+    return RayExecutor(
+        address=address, label=label, backend=backend, sources=declaration["sources"], tasks=declaration["tasks"],
+        scenarios=built, turn_timeout_s=spec.turn_timeout_s, systems_file=spec.systems,
+        model_access=spec.model_access, engine=engine, log=lambda text: say(console, text),
+    )
 
 
 def _is_scenario_error(exc: BaseException) -> bool:
