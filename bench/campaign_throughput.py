@@ -11,6 +11,12 @@ of the campaign (found by its `pb.campaign` label) from the memory cgroup: `memo
 peaks between samples are not lost; a container that ends between two samples is missed (the
 count of containers seen is printed beside the figure). Images and the scenario are built
 before the first timed level, so the levels time attempts only.
+
+With `--ray`, each level also runs the same campaign through a Ray cluster on this machine (a
+head and two worker nodes whose Docker slots add up to the level's concurrency, started by
+tests/support/ray_cluster.py and stopped after): the Ray row gives its attempts per hour and the
+ratio to the local row at the same concurrency, i.e. the executor's own overhead (task dispatch,
+shipping the attempt folder back; on one host the nodes share the engine and the CPU).
 """
 from __future__ import annotations
 
@@ -99,7 +105,21 @@ class MemorySampler(threading.Thread):
         return {a: sum(r.values()) for a, r in by.items()}
 
 
-def run_level(concurrency: int, attempts: int, task: str, runs_root: Path, scenarios, client) -> dict:
+def ray_executor(address: str, label: str, task: str, scenarios):
+    """A Ray executor for the bench's campaign (the label's sources and task as the command declares them)."""
+    import docker
+
+    from orchestrator.campaign import runtime
+    from orchestrator.campaign.executor_ray import RayExecutor
+    from orchestrator.campaign.sources import label_sources
+
+    return RayExecutor(address=address, label=label, backend="docker", sources=label_sources(),
+                       tasks=runtime.task_info([task]), scenarios={(task, 0): scenarios.get(task, 0)},
+                       turn_timeout_s=None, engine=docker.from_env(version="1.41"))
+
+
+def run_level(concurrency: int, attempts: int, task: str, runs_root: Path, scenarios, client,
+              ray_address: str | None = None) -> dict:
     from orchestrator.campaign import runtime
     from orchestrator.campaign.identity import plan_attempts
     from orchestrator.campaign.limits import EngineLimits
@@ -107,7 +127,7 @@ def run_level(concurrency: int, attempts: int, task: str, runs_root: Path, scena
     from orchestrator.cells import Cell
     from orchestrator.config import RuntimeConfig
 
-    label = f"bench-c{concurrency}-{int(time.time())}"
+    label = f"bench-{'ray-' if ray_address else ''}c{concurrency}-{int(time.time())}"
     config = RuntimeConfig.from_env(campaign=label, runs_root=runs_root)
     limits = EngineLimits.for_concurrency(concurrency)
     backend = runtime.limited_backend("docker", config, limits)
@@ -116,19 +136,28 @@ def run_level(concurrency: int, attempts: int, task: str, runs_root: Path, scena
     plan = plan_attempts([Cell("oracle", task)], [0], attempts, {task: version})
     runner = runtime.make_runner(backend=backend, runs_root=runs_root, label=label, turn_timeout_s=None,
                                  systems_file=None, config=config, scenarios=scenarios)
+    executor = None
+    if ray_address is not None:  # the same attempts, each a Ray task on a node of the cluster
+        executor = ray_executor(ray_address, label, task, scenarios)
+        executor.prepare()
     outcomes: list = []
-    sched = Scheduler(runs_root=runs_root, label=label, runner=runner, concurrency=concurrency, infra_retries=0,
+    sched = Scheduler(runs_root=runs_root, label=label, runner=executor or runner, concurrency=concurrency, infra_retries=0,
                       on_event=lambda e: outcomes.append(e) if e.kind == "finished" else None,
                       fatal=(runtime.FatalCampaignError,))
     sampler = MemorySampler(client, label)
     sampler.start()
     t0 = time.monotonic()
-    sched.run(plan)
+    try:
+        sched.run(plan)
+    finally:
+        if executor is not None:
+            executor.close()
     wall = time.monotonic() - t0
     sampler.stop()
     per_attempt = sorted(sampler.per_attempt().values())
     simultaneous = sorted(sampler.per_attempt_simultaneous().values())
     return {
+        "executor": "ray" if ray_address else "local",
         "concurrency": concurrency,
         "attempts": len(outcomes),
         "passed": sum(1 for e in outcomes if e.passed),
@@ -145,6 +174,20 @@ def run_level(concurrency: int, attempts: int, task: str, runs_root: Path, scena
     }
 
 
+def ray_level(concurrency: int, attempts: int, task: str, runs_root: Path, scenarios, client) -> dict:
+    """The level through a Ray cluster on this machine: two workers, slots adding up to `concurrency`."""
+    sys.path.insert(0, str(REPO / "tests" / "support"))
+    from ray_cluster import LocalRayCluster
+
+    slots = {"wa": concurrency - concurrency // 2, "wb": concurrency // 2}
+    cluster = LocalRayCluster({k: v for k, v in slots.items() if v}).start()
+    try:
+        row = run_level(concurrency, attempts, task, runs_root, scenarios, client, ray_address=cluster.address)
+    finally:
+        cluster.stop()
+    return row
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--levels", default="1,2,4,8", help="concurrency levels (default 1,2,4,8)")
@@ -152,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--waves", type=int, default=2, help="full waves of attempts per level (default 2)")
     parser.add_argument("--task", default="payment-run")
     parser.add_argument("--keep", action="store_true", help="keep the runs folder (printed)")
+    parser.add_argument("--ray", action="store_true",
+                        help="also run each level through a Ray cluster on this machine (needs the ray extra)")
     args = parser.parse_args(argv)
     levels = [int(x) for x in args.levels.split(",") if x.strip()]
 
@@ -172,20 +217,31 @@ def main(argv: list[str] | None = None) -> int:
         r = rows[-1]
         print(f"  {r['per_hour']:.0f} attempts/hour ({r['attempts']} in {r['wall_s']:.1f}s, {r['passed']} passed, "
               f"{r['infra_errors']} infra errors)", flush=True)
+        if args.ray:
+            rows.append(ray_level(c, n, args.task, tmp / "runs", scenarios, client))
+            r = rows[-1]
+            print(f"  ray: {r['per_hour']:.0f} attempts/hour ({r['attempts']} in {r['wall_s']:.1f}s, {r['passed']} passed, "
+                  f"{r['infra_errors']} infra errors), {r['ratio']:.2f} of local", flush=True)
 
+    local_rate = {r["concurrency"]: r["per_hour"] for r in rows if r["executor"] == "local"}
+    for r in rows:
+        if r["executor"] == "ray" and local_rate.get(r["concurrency"]):
+            r["ratio"] = r["per_hour"] / local_rate[r["concurrency"]]
     print()
     print(f"campaign throughput, oracle:{args.task}, docker backend, {len(levels)} levels, this machine")
-    print(f"{'conc':>4} {'attempts':>8} {'passed':>6} {'infra':>5} {'wall s':>8} {'att/hour':>9} {'att med s':>9} "
-          f"{'mem/att MiB (med/max)':>22} {'at once MiB':>11} {'containers':>10} {'setup wait s':>12}")
+    print(f"{'exec':>5} {'conc':>4} {'attempts':>8} {'passed':>6} {'infra':>5} {'wall s':>8} {'att/hour':>9} {'att med s':>9} "
+          f"{'mem/att MiB (med/max)':>22} {'at once MiB':>11} {'containers':>10} {'setup wait s':>12} {'vs local':>8}")
     for r in rows:
         mem = "-" if r["mem_median_mib"] is None else f"{r['mem_median_mib']:.0f}/{r['mem_max_mib']:.0f}"
         sim = "-" if r["sim_median_mib"] is None else f"{r['sim_median_mib']:.0f}"
-        print(f"{r['concurrency']:>4} {r['attempts']:>8} {r['passed']:>6} {r['infra_errors']:>5} {r['wall_s']:>8.1f} "
+        ratio = f"{r['ratio']:.2f}" if "ratio" in r else "-"
+        print(f"{r['executor']:>5} {r['concurrency']:>4} {r['attempts']:>8} {r['passed']:>6} {r['infra_errors']:>5} {r['wall_s']:>8.1f} "
               f"{r['per_hour']:>9.0f} {r['attempt_s_median'] or 0:>9.1f} {mem:>22} {sim:>11} {r['containers_seen']:>10} "
-              f"{r['setup_wait_s']:>12.1f}")
+              f"{r['setup_wait_s']:>12.1f} {ratio:>8}")
     print("mem/att: sum over the attempt's containers (ERP, helpers, one agent per turn) of each cgroup's peak;\n"
           "at once: per role the largest peak, summed (ERP beside one agent turn: what is resident together);\n"
-          "containers sampled every 0.1 s")
+          "containers sampled every 0.1 s" + ("; vs local: the Ray row's attempts/hour over the local row's at the "
+                                              "same concurrency (the executor's overhead)" if args.ray else ""))
     if args.keep:
         print(f"runs kept in {tmp}")
     else:
