@@ -134,7 +134,7 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
         )
     out.append("</table>")
 
-    out.append("<h2>Metrics per cell</h2><table><tr><th>cell</th><th>attempts</th><th>scored</th><th>passed</th>"
+    out.append("<h2>Metrics per cell</h2><div class='wide'><table class='metrics'><tr><th>cell</th><th>attempts</th><th>scored</th><th>passed</th>"
                "<th>check rate</th><th>breach rate</th><th>probes/attempt</th><th>writes/attempt</th>"
                "<th>self-reversed</th><th>agent errors</th><th>infra errors</th><th>task errors</th><th>retries</th>"
                "<th>cost/accepted</th></tr>")
@@ -149,7 +149,7 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
             f"<td>{c.get('task_errors', 0)}</td>"
             f"<td>{c['retries']}</td><td>{'-' if cost is None else f'${cost:.4f}'}</td></tr>"
         )
-    out.append("</table>")
+    out.append("</table></div>")
 
     # turn times
     series: list[tuple[str, list[float]]] = []

@@ -77,7 +77,7 @@ def audit_table(rows: list[dict[str, Any]]) -> str:
         if req_text and len(req_text) > MAX_REQUEST_CHARS:
             req_text = req_text[:MAX_REQUEST_CHARS] + "…"
         out.append("<tr>" + "".join(f"<td class='l'>{esc('' if r.get(c) is None else r.get(c))}</td>" for c in AUDIT_COLUMNS)
-                   + f"<td class='detail'><code>{esc(req_text or '')}</code></td></tr>")
+                   + f"<td class='req'><code>{esc(req_text or '')}</code></td></tr>")
     out.append("</table></div>")
     return "".join(out)
 

@@ -44,17 +44,17 @@ def per_check_view(per_check: dict[str, Any], cells: dict[str, Any]) -> str:
     for task, entry in per_check.items():
         names = entry.get("cells") or []
         out.append(f"<h3 id='checks-{esc(task)}'>{esc(task)}</h3>")
-        out.append("<table class='heat'><tr><th>check</th><th>type</th>")
+        out.append("<div class='wide'><table class='heat'><tr><th>check</th><th class='l'>type</th>")
         for name in names:
             c = cells.get(name) or {}
             sub = f"{c.get('condition', '')} · {c.get('interface', 'cli')}"
             out.append(f"<th class='c' title='{esc(name)}'>{esc(c.get('system', name))}"
                        f"<br><small>{esc(sub)}</small></th>")
-        out.append("<th></th></tr>")
+        out.append("<th title='the rate differs between cells'>&#8656;</th></tr>")
         for check in entry.get("checks") or []:
             req = "" if check.get("required") else " <small>(optional)</small>"
             out.append(f"<tr><td>{esc(check['name'])}{req}</td><td class='l'><code>{esc(check.get('type'))}</code></td>")
             out.extend(_square(check["cells"].get(name) or {}) for name in names)
             out.append(f"<td>{'&#8656;' if _separates(check) else ''}</td></tr>")
-        out.append("</table>")
+        out.append("</table></div>")
     return "\n".join(out)
