@@ -18,36 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from agent_sandbox.client import ErpClient, ErpError
+from agent_sandbox.policy_kit import Writer, handbook_clause
 
 MONTH_END, NEXT_FIRST, MONTH = "2026-09-30", "2026-10-01", "2026-09"
 STATE = ".close-state.json"
 _MONEY = r"\$([\d,]+\.\d\d)"
-
-
-@dataclass
-class Writer:
-    """How a policy sends writes: with deterministic keys (oracle) or blindly (neg:blind-retry)."""
-
-    client: ErpClient
-    turn: int
-    keyed: bool = True
-    n: int = 0
-
-    def post(self, path: str, body: Any = None) -> Any:
-        self.n += 1
-        if self.keyed:
-            return self.client.post(path, body, key=f"month-end-close-t{self.turn}-w{self.n}")
-        try:
-            return self.client.post(path, body)
-        except ErpError as exc:
-            if exc.status not in (502, 503, 504):
-                raise
-        try:
-            return self.client.post(path, body)  # the mistake: a blind re-send after a failure
-        except ErpError as exc:
-            if exc.status >= 500:
-                raise
-            return None
 
 
 @dataclass
@@ -69,13 +44,10 @@ def _amount(text: str, label: str) -> float:
 
 
 def _threshold(workspace: Path) -> float:
-    for md in sorted((workspace / "handbook").glob("*.md")):
-        for para in md.read_text(encoding="utf-8").split("\n\n"):
-            if para.startswith("**CLO-1.3**"):
-                m = re.search(_MONEY, para)
-                if m:
-                    return float(m.group(1).replace(",", ""))
-    raise RuntimeError("no threshold in handbook clause CLO-1.3")
+    m = re.search(_MONEY, handbook_clause(workspace, "CLO-1.3"))
+    if not m:
+        raise RuntimeError("no threshold in handbook clause CLO-1.3")
+    return float(m.group(1).replace(",", ""))
 
 
 def _messages(client: ErpClient) -> dict[str, dict[str, Any]]:
@@ -229,7 +201,7 @@ def turn3(client: ErpClient, w: Writer, workspace: Path, style: Style) -> None:
 
 def make_policy(style: Style = Style()) -> Callable[[int, ErpClient, Path, dict], None]:
     def policy(turn: int, client: ErpClient, workspace: Path, context: dict) -> None:
-        w = Writer(client, turn, keyed=style.keyed)
+        w = Writer(client, turn, "month-end-close", keyed=style.keyed)
         {1: turn1, 2: turn2, 3: turn3}[turn](client, w, workspace, style)
     return policy
 
