@@ -68,7 +68,7 @@ def audit_table(rows: list[dict[str, Any]]) -> str:
     """Audit rows (contracts §4) as a table, the request body shortened."""
     if not rows:
         return "<p class='meta'>No audit rows.</p>"
-    out = ["<div class='wide'><table class='t'><tr>" + "".join(f"<th>{esc(c)}</th>" for c in AUDIT_COLUMNS)
+    out = ["<div class='wide'><table class='t audit'><tr>" + "".join(f"<th>{esc(c)}</th>" for c in AUDIT_COLUMNS)
            + "<th>request</th></tr>"]
     for r in rows:
         r = dict(r, object=" ".join(str(r[k]) for k in ("object_type", "object_id") if r.get(k)))

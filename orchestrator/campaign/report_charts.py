@@ -149,9 +149,9 @@ td.detail{text-align:left;max-width:520px;font-size:12px}td.l,th.l{text-align:le
 .side{display:flex;gap:1em;align-items:flex-start}.side>div{flex:1;overflow-x:auto}
 pre{font-size:11px;background:#f7f7f7;padding:6px;overflow-x:auto;white-space:pre-wrap;word-break:break-all}
 tr.diff td{background:#fde8e4}
-td.req{min-width:12em;max-width:24em;word-break:break-all;font-size:11px}
+td.req{min-width:10em;max-width:22em;word-break:break-all;font-size:11px}table.audit{font-size:12px}table.audit td,table.audit th{padding:2px 5px}
 table.t td,table.t th{text-align:left;vertical-align:top}.wide{overflow-x:auto;max-width:100%}
-table.metrics th{font-size:12px;font-weight:600;max-width:6em;white-space:normal;vertical-align:bottom}
+table.metrics th{font-size:12px;font-weight:600;max-width:6.5em;white-space:normal;overflow-wrap:anywhere;vertical-align:bottom}
 table.metrics td:first-child{max-width:22em;word-break:break-word}
 """
 

@@ -79,6 +79,7 @@ def test_screenshots_of_the_per_check_view_and_an_attempt_page(tmp_path_factory,
             squares = table.find_elements(By.CSS_SELECTOR, "td.h")
             assert squares and all(s.size["height"] < 60 for s in squares)  # one line of rate, one of counts
         driver.set_window_size(*WINDOW)
+        driver.execute_script("window.scrollTo(0, 0)")
         shots.append(screenshot(driver, tmp_path, "report-index", full_page=True))
 
         driver.get(page.as_uri())
