@@ -48,9 +48,14 @@ class Writer:
 
 
 def handbook_clause(workspace: Path, clause: str) -> str:
-    """The paragraph of the workspace's handbook that starts with the clause id in bold."""
-    for md in sorted((workspace / "handbook").glob("*.md")):
+    """The paragraph of the workspace's handbook that starts with the clause id in bold, from
+    whichever of its files holds it (no pack's policy assumes the file a clause is rendered in)."""
+    folder = workspace / "handbook"
+    files = sorted(folder.glob("*.md"))
+    for md in files:
         for para in md.read_text(encoding="utf-8").split("\n\n"):
             if para.startswith(f"**{clause}**"):
                 return para
-    raise RuntimeError(f"clause {clause} is not in the handbook")
+    # Say what the folder held: an empty or missing handbook is the workspace's fault, not the clause's.
+    held = ", ".join(p.name for p in files) if files else ("no .md file" if folder.is_dir() else "missing")
+    raise RuntimeError(f"clause {clause} is not in the handbook ({folder}: {held})")
