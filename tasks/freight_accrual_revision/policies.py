@@ -25,48 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from agent_sandbox.client import ErpClient, ErpError
+from agent_sandbox.policy_kit import Writer, handbook_clause
 
 NOTE_FILE = "freight-accruals.md"
 _RECEIPT_ID = re.compile(r"\bRCV-\d+\b")
 
 
-# Writes ---------------------------------------------------------------------------------------------
-
-@dataclass
-class Writer:
-    """How a policy sends writes: with deterministic keys (oracle) or blindly (neg:blind-retry)."""
-
-    client: ErpClient
-    turn: int
-    keyed: bool = True
-    n: int = 0
-
-    def post(self, path: str, body: Any = None) -> Any:
-        self.n += 1
-        if self.keyed:
-            return self.client.post(path, body, key=f"freight-accrual-t{self.turn}-w{self.n}")
-        try:
-            return self.client.post(path, body)
-        except ErpError as exc:
-            if exc.status not in (502, 503, 504):
-                raise
-        try:
-            return self.client.post(path, body)  # the mistake: a blind re-send after a failure
-        except ErpError as exc:
-            if exc.status >= 500:
-                raise
-            return None  # the first send had gone through after all; carry on regardless
-
-
 # Reading the handbook -------------------------------------------------------------------------------
-
-def _clause(workspace: Path, clause: str) -> str:
-    text = (workspace / "handbook" / "freight.md").read_text(encoding="utf-8")
-    m = re.search(rf"\*\*{re.escape(clause)}\*\*(.*?)(?=\*\*[A-Z]{{2,5}}-\d|\Z)", text, re.S)
-    if not m:
-        raise RuntimeError(f"handbook clause {clause} not found")
-    return " ".join(m.group(1).split())
-
 
 @dataclass(frozen=True)
 class Rules:
@@ -79,9 +44,9 @@ class Rules:
 
     @classmethod
     def read(cls, workspace: Path) -> Rules:
-        vendors = tuple(re.findall(r"\((V-\d+)\)", _clause(workspace, "FRT-1.1")))
-        rate = re.search(r"([\d.]+)%", _clause(workspace, "FRT-2.1"))
-        accounts = re.findall(r"(?:Debit|credit) (\d{4})", _clause(workspace, "FRT-2.2"))
+        vendors = tuple(re.findall(r"\((V-\d+)\)", handbook_clause(workspace, "FRT-1.1")))
+        rate = re.search(r"([\d.]+)%", handbook_clause(workspace, "FRT-2.1"))
+        accounts = re.findall(r"(?:Debit|credit) (\d{4})", handbook_clause(workspace, "FRT-2.2"))
         if not vendors or not rate or len(accounts) != 2:
             raise RuntimeError("the freight handbook's vendors, rate or accounts could not be read")
         return cls(vendors, float(rate.group(1)) / 100, accounts[0], accounts[1])
@@ -244,7 +209,7 @@ Policy = Callable[[int, ErpClient, Path, dict], None]
 def make_policy(style: Style = Style(), *, keyed: bool = True) -> Policy:
     """A policy that accrues in turn 1 and revises in turn 2 with the given style."""
     def policy(turn: int, client: ErpClient, workspace: Path, context: dict) -> None:
-        w = Writer(client, turn, keyed=keyed)
+        w = Writer(client, turn, "freight-accrual", keyed=keyed)
         if turn == 1:
             accrue(client, w, workspace, style)
         else:
