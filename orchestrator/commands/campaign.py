@@ -209,7 +209,10 @@ def run(args: argparse.Namespace) -> int:
     say(
         console,
         f"campaign {label}: {len(cells)} cell(s) x seeds {spec.seeds} x {spec.reps} rep(s) = {len(plan)} attempts, "
-        f"backend {backend}, concurrency {concurrency}" + (" (resuming)" if old is not None else ""),
+        f"backend {backend}, "
+        + (f"executor ray at {args.ray_address}, concurrency {spec.concurrency or 'the cluster slots'}"
+           if executor_name == "ray" else f"concurrency {concurrency}")
+        + (" (resuming)" if old is not None else ""),
     )
 
     from orchestrator.leftovers import sweep_cache
