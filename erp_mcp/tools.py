@@ -1,6 +1,7 @@
 """The MCP server built from the agent API's OpenAPI document.
 
-Tool names are the operation ids; descriptions and input schemas come from the document (the
+Tool names are the operation ids (a `.` becomes `_`, as MCP clients such as Claude Code allow
+only letters, digits, `_` and `-`); descriptions and input schemas come from the document (the
 problem responses it documents included). Each call is sent to the agent API with the bearer
 token of the MCP request that made it: the server holds no token of its own, and a call without
 one is answered 401 by the ERP like any other request. An HTTP error answer comes back as a tool
@@ -9,7 +10,7 @@ error whose text is the problem document (`status`, `code`, `detail`, ...), as J
 from __future__ import annotations
 
 import json
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import httpx2
@@ -101,11 +102,33 @@ def problem_text(response: httpx2.Response) -> str:
     return json.dumps({"status": response.status_code, **body}, ensure_ascii=False, sort_keys=True)
 
 
-def describe_http_twin(route: HTTPRoute, component: Any) -> None:
-    """Each tool's `_meta` names its HTTP twin (method, path template, and where each argument
+def failure_lines(doc: dict[str, Any]) -> dict[tuple[str, str], list[str]]:
+    """(METHOD, path) -> one line per problem response the document lists for the operation."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for path, ops in doc.get("paths", {}).items():
+        for method, op in ops.items():
+            if isinstance(op, dict):
+                out[(method.upper(), path)] = [f"- {status}: {resp.get('description', '')}" for status, resp in sorted(op.get("responses", {}).items())
+                                               if str(status)[:1] in ("4", "5") and isinstance(resp, dict)]
+    return out
+
+
+def http_twin_describer(doc: dict[str, Any]) -> Callable[[HTTPRoute, Any], None]:
+    """The `mcp_component_fn` of the server: each tool's description ends with the problem
+    responses it can give (from the document: FastMCP keeps only the success response), and its
+    `_meta` names its HTTP twin (method, path template, operation id, and where each argument
     goes: path, query, header or body), so a client can map an API call to its tool and back."""
-    arguments = {name: {"in": m["location"], "name": m["openapi_name"]} for name, m in sorted(route.parameter_map.items())}
-    component.meta = {**(component.meta or {}), "http": {"method": route.method.upper(), "path": route.path, "arguments": arguments}}
+    failures = failure_lines(doc)
+
+    def describe(route: HTTPRoute, component: Any) -> None:
+        lines = failures.get((route.method.upper(), route.path), [])
+        if lines:
+            component.description = (component.description or "").rstrip() + "\n\nErrors (application/problem+json):\n" + "\n".join(lines)
+        arguments = {name: {"in": m["location"], "name": m["openapi_name"]} for name, m in sorted(route.parameter_map.items())}
+        component.meta = {**(component.meta or {}), "http": {"method": route.method.upper(), "path": route.path,
+                                                           "operation_id": route.operation_id, "arguments": arguments}}
+
+    return describe
 
 
 def build_server(doc: dict[str, Any], erp_url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> FastMCP:
@@ -118,7 +141,7 @@ def build_server(doc: dict[str, Any], erp_url: str, *, timeout_s: float = DEFAUL
         client=client,
         name=SERVER_NAME,
         route_maps=[RouteMap(mcp_type=MCPType.TOOL)],  # every operation a tool (no resources)
-        mcp_component_fn=describe_http_twin,
+        mcp_component_fn=http_twin_describer(agent_doc),
         instructions=str(doc.get("info", {}).get("description") or "") or None,
     )
     server.add_middleware(ProblemAsToolError())
