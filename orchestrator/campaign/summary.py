@@ -65,7 +65,9 @@ DEFAULT_INTERFACE = "cli"
 
 def _system_key(identity: dict[str, Any]) -> str:
     cond = identity.get("condition") or CLEAN
-    return identity["system"] if cond == CLEAN else f"{identity['system']}+{cond}"
+    key = identity["system"] if cond == CLEAN else f"{identity['system']}+{cond}"
+    interface = identity.get("interface") or DEFAULT_INTERFACE
+    return key if interface == DEFAULT_INTERFACE else f"{key}#{interface}"  # interfaces are never pooled
 
 
 def _sum_numbers(items: Iterable[Any]) -> Any:
