@@ -41,6 +41,25 @@ def test_the_handbook_states_the_generators_rule():
     assert (rules.debit, rules.credit) == ("5400", "2100")
 
 
+def test_the_rules_are_read_from_whichever_handbook_file_holds_them(tmp_path):
+    """The policies assume no file name: the docker cell that failed read handbook/freight.md
+    by name. Split across two files of another name, the handbook reads the same."""
+    text = (PACK / "handbook" / "freight.md").read_text(encoding="utf-8")
+    cut = text.index("## The entry")
+    (tmp_path / "handbook").mkdir()
+    (tmp_path / "handbook" / "accounting-freight.md").write_text(text[:cut], encoding="utf-8")
+    (tmp_path / "handbook" / "close.md").write_text(text[cut:], encoding="utf-8")
+    assert Rules.read(tmp_path) == Rules.read(PACK)
+
+
+def test_a_missing_handbook_is_named_as_such(tmp_path):
+    with pytest.raises(RuntimeError, match=r"FRT-1.1 is not in the handbook \(.*handbook: missing\)"):
+        Rules.read(tmp_path)
+    (tmp_path / "handbook").mkdir()
+    with pytest.raises(RuntimeError, match=r"handbook: no \.md file\)"):
+        Rules.read(tmp_path)
+
+
 def test_planted_receipts_match_the_handbook(scenario):
     t, db = scenario.truth, scenario.db
     p = t["planted"]
