@@ -15,6 +15,11 @@ Before the attempt it checks that the node has what the label declares, and refu
   that lacks it receives it from the head (an archive in Ray's object store), unpacks it into
   its scenario cache atomically, and checks the hash before every use.
 
+Each try works in a folder of its own under the node's work root (`PB_RAY_WORK`, default
+`<tmp>/pb-ray-work`), claimed by the worker process (orchestrator/leftovers.py): the folders of a
+killed node's tries are removed by the next task on that host, and a node's first task also
+sweeps its scratch and scenario-build leftovers (`sweep_cache`).
+
 The attempt runs in a thread of its own: Ray's cancel (a KeyboardInterrupt in the task's main
 thread) sets the attempt's cancel event and waits for its teardown before the task ends.
 """
@@ -37,6 +42,7 @@ from orchestrator.campaign.runtime import FatalCampaignError
 from orchestrator.hashing import tree_sha256
 
 NODE_NAME_ENV = "PB_RAY_NODE"
+WORK_ENV = "PB_RAY_WORK"
 # One backend per (label, backend name) per worker process: prepared (reap, images) once.
 _BACKENDS: dict[tuple[str, str], Any] = {}
 _LOCK = threading.Lock()
@@ -111,6 +117,9 @@ def node_backend(label: str, name: str, runs_root: Path) -> Any:
         backend = _BACKENDS.get((label, name))
         if backend is None:
             config = RuntimeConfig.from_env(campaign=label, runs_root=runs_root)
+            from orchestrator.leftovers import sweep_cache
+
+            sweep_cache(config)  # what this node's killed processes left in its caches
             # One Ray task per worker process at a time: the node's slots bound its attempts.
             backend = runtime.limited_backend(name, config, EngineLimits.for_concurrency(1))
             runtime.prepare_backend(backend)
@@ -164,6 +173,23 @@ def _input_files(files: dict[str, tuple[str, bytes]], into: Path) -> dict[str, s
     return out
 
 
+def work_root() -> Path:
+    """Where this host's tries work (`PB_RAY_WORK`, or `<tmp>/pb-ray-work`)."""
+    return Path(os.environ.get(WORK_ENV) or Path(tempfile.gettempdir()) / "pb-ray-work")
+
+
+def new_work_folder(ident: AttemptIdentity) -> Path:
+    """A claimed folder for one try; first removes the folders of tries whose process is dead."""
+    from orchestrator.leftovers import claim, sweep_owned
+
+    root = work_root()
+    root.mkdir(parents=True, exist_ok=True)
+    sweep_owned(root)
+    work = Path(tempfile.mkdtemp(prefix=f"{ident.attempt_id}-", dir=root))
+    claim(work)
+    return work
+
+
 def node_attempt(payload: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The Ray task: yield where it runs, then `{"node", "result", "archive"}` of one try."""
     from orchestrator.campaign import runtime
@@ -172,7 +198,7 @@ def node_attempt(payload: dict[str, Any]) -> Iterator[dict[str, Any]]:
     yield node
     ident: AttemptIdentity = payload["ident"]
     label = payload["label"]
-    work = Path(tempfile.mkdtemp(prefix=f"pb-ray-{ident.attempt_id}-"))
+    work = new_work_folder(ident)
     try:
         check_sources(payload)
         runs_root = work / "runs"

@@ -193,6 +193,10 @@ def _node_loss(cluster: LocalRayCluster, tmp_path: Path, backend: str) -> None:
     retried = [e for e in _events(runs, label) if e.get("event") == "attempt_placed" and e.get("attempt_id") == victim]
     assert [e["node"] for e in retried] == ["wb", "wa"], retried
     assert f"retry  {victim}" in text and "lost mid-attempt" in text, text[-3000:]
+    # the lost try's work folder on the host went with the next try there (its owner is dead)
+    from orchestrator.campaign.ray_node import work_root
+
+    assert not [p for p in work_root().glob(f"{victim}-*")], list(work_root().iterdir())
     if backend == "docker":
         assert _engine_objects(label) == []
 
