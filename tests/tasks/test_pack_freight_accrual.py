@@ -9,6 +9,7 @@ import sqlite3
 import pytest
 from fastapi.testclient import TestClient
 from repo_paths import REPO_ROOT
+from scenario_rows import rows as _rows
 
 from erp_service.http.app import create_app
 from erp_service.kernel.db import Database
@@ -24,14 +25,6 @@ PACK = REPO_ROOT / "tasks" / "freight_accrual_revision"
 @pytest.fixture(scope="module")
 def scenario():
     return ensure_scenario("freight-accrual-revision", 0, reference=False)
-
-
-def _rows(db, sql: str, *args) -> list[tuple]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute(sql, args).fetchall()
-    finally:
-        conn.close()
 
 
 def test_the_handbook_states_the_generators_rule():
