@@ -53,7 +53,7 @@ def page_name(attempt_id: str) -> str:
 
 def cells_table(cells: dict[str, Any]) -> str:
     """Every cell with the system, task, interface, condition and isolation it ran under."""
-    out = ["<table><tr><th>cell</th><th>system</th><th>task</th><th>interface</th><th>condition</th>"
+    out = ["<table class='t'><tr><th>cell</th><th>system</th><th>task</th><th>interface</th><th>condition</th>"
            "<th>isolation</th><th>attempts</th></tr>"]
     for name, c in cells.items():
         iso = ", ".join(c.get("isolation") or []) or "-"

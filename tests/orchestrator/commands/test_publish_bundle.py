@@ -135,6 +135,7 @@ def test_no_credential_or_restricted_value_anywhere_in_the_bundle(bundle) -> Non
     published = _texts(out)
     grams = {r: {v[i:i + 5] for v in (r.value, r.value[::-1]) for i in range(len(v) - 4)} for r in restricted}
     all_grams = set().union(*grams.values())
+    checked: set[str] = set()
     for rel, texts in published.items():
         raw = texts[0]
         for secret in [*virtual, c.real_key, *tokens]:
@@ -142,14 +143,15 @@ def test_no_credential_or_restricted_value_anywhere_in_the_bundle(bundle) -> Non
         assert "pbv-" not in raw and "sk-ant-" not in raw, rel
         for r in restricted:
             assert r.value not in _OWN_NUMBERS.sub(" ", raw), f"{rel}: restricted value of {r.owner} in full"
-        for text in set(texts[1:]):
+        for text in set(texts[1:]) - checked:
+            checked.add(text)  # the attempts' databases share most of their cells: check each text once
             if text.startswith("#int "):
                 # amounts and counts stored as numbers share five-digit runs with account numbers
                 # by chance (210000 cents and routing 071000013): only a whole value is one
                 assert all(text[5:].lstrip("-") != r.value.lstrip("0") for r in restricted), (rel, text)
                 continue
             plain = _OWN_NUMBERS.sub(" ", text)
-            if plain.isascii() and not _MAYBE_ENCODED.search(plain):
+            if plain.replace("•", "").isascii() and not _MAYBE_ENCODED.search(plain):
                 digits = "".join(re.findall(r"\d", plain))
                 if not {digits[i:i + 5] for i in range(len(digits) - 4)} & all_grams:
                     continue  # no five digits of any value, in any order of the text's digits
