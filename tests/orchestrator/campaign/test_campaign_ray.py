@@ -6,6 +6,9 @@ own Docker-slot resource (one slot each, so two attempts in flight run one per n
   checks and canonical hashes); each worker received the scenario from the head (its own
   scenario cache) and the attempt folders came back whole. Local backend (attempts as real
   processes on the nodes); docker backend once, marked `docker`.
+- SIGINT to the campaign while attempts run on the nodes: they are cancelled there (Ray's
+  cancel; each tears down), the command exits 130, and the same command then finishes the label
+  with each attempt once.
 - A worker node killed mid-attempt (SIGKILL to its whole process tree): its attempt is an infra
   error retried on the other node, the campaign completes, the ledger has each attempt once,
   and (docker) nothing is left on the engine.
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -141,6 +145,42 @@ def _events(runs: Path, label: str) -> list[dict[str, Any]]:
         except ValueError:  # a line being written
             pass
     return out
+
+
+def test_a_stopped_campaign_cancels_its_attempts_on_the_nodes_and_resumes(cluster: LocalRayCluster, tmp_path: Path):
+    runs = tmp_path / "runs"
+    label = f"ray-stop-{os.getpid()}"
+    argv = [str(ORCHESTRATE), *_campaign(runs, label, "local", "--executor", "ray", "--ray-address", cluster.address)]
+    argv[argv.index("--reps") + 1] = "2"
+    env = dict(os.environ)
+    env.pop("RAY_ADDRESS", None)
+    log = tmp_path / "campaign.log"
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen(argv, stdout=fh, stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline = time.monotonic() + 600
+        while len([e for e in _events(runs, label) if e.get("event") == "attempt_placed"]) < 2:
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text(errors="replace")[-4000:]
+            time.sleep(0.5)
+        time.sleep(2)
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = log.read_text(errors="replace")
+    assert code == 130, text[-4000:]
+    cut = [json.loads(p.read_text()) for p in sorted((runs / label).glob("*/seed-*/rep-*/result.json"))]
+    assert cut and any(r["outcome"] == "infra_error" and "cancel" in json.dumps(r["error"]) for r in cut), cut
+    assert "INTERRUPTED" in text, text[-3000:]
+
+    assert main(_campaign(runs, label, "local", "--executor", "ray", "--ray-address", cluster.address,
+                          "--reps", "2")) == 0
+    lines = _ledger(runs, label)
+    assert len(lines) == 4 and len({ln["attempt_id"] for ln in lines}) == 4
+    assert sorted((ln["identity"]["system"], ln["passed"]) for ln in lines) == [("null", False)] * 2 + [("oracle", True)] * 2
+    assert sum(len(ln["retries"]) for ln in lines) >= 1  # the cancelled tries, kept aside
 
 
 @pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
