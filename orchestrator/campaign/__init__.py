@@ -4,6 +4,8 @@ Modules:
 - `spec`       the declared campaign (CLI flags or a YAML file), validated with pydantic
 - `identity`   deterministic attempt identity, folders, and the label's `campaign.json`
 - `scheduler`  the bounded pool that runs attempts, retries infra errors, stops on signals
+- `executor`   where attempts run: the interface; `executor_local` (this host, the default) and
+  `executor_ray` (a Ray task per attempt on a cluster node; the node's side in `ray_node`)
 - `ledger`     `attempts.jsonl`: one canonical JSON line per attempt, built from the folders
 - `metrics`    pure statistics (Wilson interval, percentiles, pass^k)
 - `summary`    `summary.json`: the section 8 metrics per cell and per system

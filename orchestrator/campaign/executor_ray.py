@@ -187,7 +187,7 @@ class RayExecutor(Executor):
     # -- one try
     def payload(self, ident: AttemptIdentity) -> dict[str, Any]:
         """What a node needs to run `ident`: the identity, the declaration to check, the inputs."""
-        scenario = self._shipped.get((ident.task, ident.seed)) or self._shipped.get((ident.task, -1))
+        scenario = self._shipped.get((ident.task, ident.seed))
         if scenario is None:
             raise FatalCampaignError(f"{ident.cell.text}: no scenario of {ident.task} seed {ident.seed} was shipped")
         return {
