@@ -16,13 +16,14 @@ from pathlib import Path
 from repo_paths import REPO_ROOT
 
 ROOT = REPO_ROOT
-PACKAGES = ("erp_service", "agent_sandbox", "model_gateway", "orchestrator", "tasks", "networks")
+PACKAGES = ("erp_service", "agent_sandbox", "model_gateway", "orchestrator", "tasks", "networks", "erp_mcp")
 # Which parts a part may import (helper preamble's import rule; docs/architecture.md).
 ALLOWED = {
     "erp_service": set(),
     "agent_sandbox": set(),
     "model_gateway": set(),
     "networks": set(),
+    "erp_mcp": set(),  # the MCP server talks to the ERP over HTTP only
     "tasks": {"erp_service", "agent_sandbox"},
     "orchestrator": {"erp_service", "agent_sandbox", "model_gateway", "tasks", "networks"},
 }
