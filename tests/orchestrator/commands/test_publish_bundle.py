@@ -118,6 +118,15 @@ def test_bundle_holds_what_a_reader_needs(bundle) -> None:
     assert manifest["withheld"][f"{need}/final.db"]["original_sha256"] == by_cell[
         "neg:share_bank_details:payment-run-need-to-know"]["hashes"]["final_db"]
     assert (out / "report_files").is_dir() and len(list((out / "report_files").glob("*.html"))) == len(ledger)
+    # traces keep their event order: every audit row and turn, in order, redacted or not
+    for path in sorted(out.glob("*/seed-*/rep-*/audit.jsonl")) + sorted(out.glob("*/seed-*/rep-*/turns.jsonl")):
+        rel = path.relative_to(out)
+        def keys(p: Path) -> list:
+            return [(r.get("id"), r.get("n"), r.get("business_date") or r.get("date"))
+                    for r in map(json.loads, p.read_text().splitlines())]
+        assert keys(path) == keys(c.root / rel), rel
+    leak = out / "neg-share_bank_details__payment-run-need-to-know/seed-0/rep-1/audit.jsonl"
+    assert manifest["files"][leak.relative_to(out).as_posix()]["mode"] == "redacted"
 
 
 def test_no_credential_or_restricted_value_anywhere_in_the_bundle(bundle) -> None:
@@ -141,8 +150,9 @@ def test_no_credential_or_restricted_value_anywhere_in_the_bundle(bundle) -> Non
         for secret in [*virtual, c.real_key, *tokens]:
             assert secret not in raw, f"{rel} holds a credential"
         assert "pbv-" not in raw and "sk-ant-" not in raw, rel
+        plain_raw = _OWN_NUMBERS.sub(" ", raw)
         for r in restricted:
-            assert r.value not in _OWN_NUMBERS.sub(" ", raw), f"{rel}: restricted value of {r.owner} in full"
+            assert r.value not in plain_raw, f"{rel}: restricted value of {r.owner} in full"
         for text in set(texts[1:]) - checked:
             checked.add(text)  # the attempts' databases share most of their cells: check each text once
             if text.startswith("#int "):
