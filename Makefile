@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-12)
 
-.PHONY: venv images campaign lint test validate clean-engine
+.PHONY: venv images campaign lint test test-heavy validate clean-engine
 
 venv: $(STAMP)
 $(STAMP): pyproject.toml
@@ -27,8 +27,13 @@ lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
+# CI's test run (kept under 30 minutes on 2 cores): everything but the tests marked `heavy`.
 test: lint images
-	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest
+	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest -m "not heavy"
+
+# The multi-minute end-to-end tests left out of `make test` (browser, Ray cluster, ...).
+test-heavy: venv images
+	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest -m heavy
 
 # The full validation matrix (too long for CI's test run; run it on its own): every pack found
 # under tasks/, five seeds, strict, clean and under every fault profile each pack declares.
