@@ -13,12 +13,16 @@ scripted policy of an mcp cell sends every call through it (agent_sandbox/mcp_cl
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from orchestrator.backends.services import Listener, ServiceEndpoints, ServiceSpec
 from orchestrator.cells import MCP as MCP_INTERFACE
 from orchestrator.config import RuntimeConfig
+from orchestrator.errors import Phase, ServiceUnhealthy
+from orchestrator.services.erp import ERP
 
 MCP = "mcp"  # the service name (container suffix, pb.role label, logs/mcp.log)
 MCP_HOST = "erp-mcp"  # the name the agent uses (an alias on the attempt network)
@@ -50,13 +54,14 @@ class McpEndpoints:
         return {ENV_MCP_URL: self.agent_url}
 
 
-def mcp_service(erp_agent_url: str, config: RuntimeConfig) -> ServiceSpec:
-    """The declaration of the MCP server of one attempt, in front of the ERP's agent API."""
+def mcp_service(erp_agent_url: str, config: RuntimeConfig, *, image: str | None = None) -> ServiceSpec:
+    """The declaration of the MCP server of one attempt, in front of the ERP's agent API.
+    `image`: the ERP image's ref (docker); None for a backend that runs no images."""
     return ServiceSpec(
         name=MCP,
         command=("{python}", "-m", "erp_mcp", "serve", "--erp-url", erp_agent_url, "--bind", "{bind:mcp}",
                  "--wait-s", f"{config.erp_ready_timeout_s:g}"),
-        image=None,  # the ERP image's (it holds erp_mcp and its wheels)
+        image=image,  # the ERP image's (it holds erp_mcp and its wheels)
         listeners=(Listener(MCP_LISTENER, "attempt", MCP_PORT),),
         env={"PYTHONUNBUFFERED": "1"},
         ready_line=True,  # printed once it has read the document and listens
@@ -77,5 +82,29 @@ def open_mcp(run: Any) -> McpEndpoints | None:
     declares the `mcp` interface; None otherwise."""
     if run.spec.cell.interface != MCP_INTERFACE:
         return None
-    endpoints = run.sandbox.start_service(mcp_service(run.erp.agent_url, run.config))
-    return McpEndpoints.of(endpoints, local=getattr(run.backend, "isolation", "") != "docker")
+    docker = getattr(run.backend, "isolation", "") == "docker"
+    image = run.backend.service_image(ERP) if docker else None  # no image role of its own: the ERP's
+    endpoints = run.sandbox.start_service(mcp_service(run.erp.agent_url, run.config, image=image))
+    if docker:  # the local backend read the ready line already; in a container it is in the log
+        wait_ready(run.sandbox, run.paths.service_log(MCP), timeout_s=run.config.erp_ready_timeout_s)
+    return McpEndpoints.of(endpoints, local=not docker)
+
+
+def wait_ready(sandbox: Any, log: Path, *, timeout_s: float) -> None:
+    """Wait until the server's log (the container's output, followed into `log`) holds its
+    ready line: it has read the document and listens. The host cannot probe it (it has no
+    address on the attempt network). Raises `ServiceUnhealthy` if it exits or times out."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            if any('"event": "ready"' in line for line in log.read_text(errors="replace").splitlines()):
+                return
+        except OSError:
+            pass
+        if not sandbox.service_running(MCP):
+            raise ServiceUnhealthy(f"service {MCP!r} exited before its ready line", phase=Phase.SERVICES,
+                                   post_mortems=sandbox.post_mortems())
+        if time.monotonic() > deadline:
+            raise ServiceUnhealthy(f"service {MCP!r} printed no ready line in {timeout_s:g} s", phase=Phase.SERVICES,
+                                   post_mortems=sandbox.post_mortems())
+        time.sleep(0.25)
