@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import socket
 import threading
 from collections.abc import Coroutine
 from concurrent.futures import Future
@@ -54,7 +55,8 @@ class McpSession:
             self.session = self._ready.result(timeout=timeout_s)
         except Exception as exc:
             self.close()
-            raise McpError(f"cannot open an MCP session at {url}: {exc}") from exc
+            cause = _leaf(exc)
+            raise McpError(f"cannot open an MCP session at {url}: {type(cause).__name__}: {cause} ({_where(url)})") from exc
 
     async def _hold(self) -> None:
         """Open the transport and the session, and keep them open until `close`."""
@@ -108,6 +110,22 @@ class McpSession:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _where(url: str) -> str:
+    """What the server's name resolves to, for an error message."""
+    host = httpx.URL(url).host
+    try:
+        return f"{host} is {sorted({a[4][0] for a in socket.getaddrinfo(host, None)})}"
+    except OSError as exc:
+        return f"{host} does not resolve: {exc}"
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first exception inside (nested) exception groups: the one that says what went wrong."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 def result_text(result: CallToolResult) -> str:
