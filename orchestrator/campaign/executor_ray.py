@@ -209,6 +209,8 @@ class RayExecutor(Executor):
             out = self._next(stream, cancel)
         except ray.exceptions.RayTaskError as exc:
             cause = getattr(exc, "cause", None)
+            if cancel.is_set():  # we asked: Ray's cancel ends the task with the interrupt it raised there
+                raise Cancelled(f"cancelled on {node.get('name', '?')}: the campaign is stopping ({cause!r})") from None
             if isinstance(cause, FatalCampaignError):  # the node refused the inputs: stop, don't retry
                 raise FatalCampaignError(f"{node.get('name', 'a node')}: {cause}") from None
             raise NodeAttemptFailed(f"on {node.get('name', '?')}: {cause!r}") from None

@@ -172,7 +172,8 @@ def test_a_stopped_campaign_cancels_its_attempts_on_the_nodes_and_resumes(cluste
     text = log.read_text(errors="replace")
     assert code == 130, text[-4000:]
     cut = [json.loads(p.read_text()) for p in sorted((runs / label).glob("*/seed-*/rep-*/result.json"))]
-    assert cut and any(r["outcome"] == "infra_error" and "cancel" in json.dumps(r["error"]) for r in cut), cut
+    assert cut and any(r["outcome"] == "infra_error" and "cancel" in json.dumps(r["error"]) for r in cut), \
+        [(r["outcome"], r["error"]) for r in cut]
     assert "INTERRUPTED" in text, text[-3000:]
 
     assert main(_campaign(runs, label, "local", "--executor", "ray", "--ray-address", cluster.address,
