@@ -11,7 +11,7 @@ Layout (the label's own layout, so the ledger's checks run on it unchanged)::
     DIR/report.html  DIR/report_files/                    the report, rendered from the bundle
     DIR/<cell>/seed-<n>/rep-<k>/                          each attempt: result.json, audit.jsonl,
                            faults.jsonl, turns.jsonl, turns/, logs/, projections/, gateway.jsonl,
-                           final.db and workspace/ (redacted copies, or their hashes only)
+                           final.db and workspace/ (redacted copies; hashes only with --withhold)
 
 The label is exported and verified first (a label that does not verify is not published). The
 ledger, summary, provenance and results are published byte for byte — they are what the hashes
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.campaign.bundle_files import SKIP_SUFFIXES, Entry, copy_file, redact_bytes, redact_db, sha256_file
-from orchestrator.campaign.bundle_secrets import gather, restricted_classes
+from orchestrator.campaign.bundle_secrets import gather, judged_checks, restricted_classes
 from orchestrator.campaign.bundle_versions import build_conditions, build_versions
 from orchestrator.campaign.export import export_label, planned_identities, read_declaration, verify_label
 from orchestrator.campaign.identity import DECLARATION_FILE, attempt_dir, canonical_json, sha256_bytes
@@ -59,13 +59,11 @@ def _write_json(path: Path, data: Any) -> None:
 
 
 def _attempt(root: Path, out: Path, folder: Path, secrets: Secrets, withhold: set[str],
-             restricted: list[str], ledger_hashes: dict[str, Any]) -> list[Entry]:
+             ledger_hashes: dict[str, Any]) -> list[Entry]:
     """Copy one attempt folder into the bundle; return what became of each file."""
     rel_folder = folder.relative_to(root)
     entries: list[Entry] = []
     reason_db = reason_ws = ""
-    if restricted:
-        reason_db = reason_ws = f"the task declares restricted classes ({', '.join(restricted)}) that its checks judge"
     if "final_db" in withhold:
         reason_db = "withheld by the publisher (--withhold final_db)"
     if "workspace" in withhold:
@@ -134,8 +132,8 @@ def publish(runs_root: Path, label: str, out: Path, *, model_access: tuple[Path,
     (out / DECLARATION_FILE).write_bytes(decl_out)
     entries.append(Entry(DECLARATION_FILE, "copy" if decl_out == decl_raw else "redacted", sha256_bytes(decl_raw)))
 
-    for ln, (task, folder) in zip(lines, folders, strict=True):
-        entries += _attempt(root, out, folder, secrets, set(withhold), classes[task], ln.get("hashes") or {})
+    for ln, (_task, folder) in zip(lines, folders, strict=True):
+        entries += _attempt(root, out, folder, secrets, set(withhold), ln.get("hashes") or {})
 
     provenance = json.loads((root / PROVENANCE_FILE).read_text())
     for name, data in ((VERSIONS_FILE, build_versions(declaration, provenance, systems_file=systems_file,
@@ -179,6 +177,10 @@ def publish(runs_root: Path, label: str, out: Path, *, model_access: tuple[Path,
         "created_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "files": files,
         "withheld": {e.path: e.as_dict() for e in entries if e.mode == "withheld"},
+        # Checks a re-grade of this bundle cannot reproduce: they judge the restricted values the
+        # bundle redacts. Their verdicts stand on the recorded result (bound by the original
+        # database's hash); every other check is re-graded.
+        "regrade_excludes": {t: {"checks": judged_checks(t), "classes": c} for t, c in sorted(classes.items()) if c},
         "attempts": [{"attempt_id": ln["attempt_id"], "folder": f.relative_to(root).as_posix()}
                      for ln, (_, f) in zip(lines, folders, strict=True)],
     }

@@ -3,10 +3,9 @@
 Every file is copied as it is when it holds no secret (`copy`), as a redacted copy otherwise
 (`redacted`: JSON lines line by line, JSON value by value, other text as text, so traces keep
 their event order), or not at all (`withheld`: its SHA-256 only) — a binary file that holds a
-secret, and the final database and workspace of a task that declares restricted classes (their
-restricted values are what its checks judge, so no redacted copy could be re-graded). A final
-database that is published is redacted cell by cell in a copy (credentials and restricted values
-out, every other value as it was) and rewritten whole (VACUUM), so no old page keeps a value.
+secret, or what the publisher withholds. A final database is redacted cell by cell in a copy
+(credentials and restricted values out, every other value as it was) and rewritten whole
+(VACUUM), so no old page keeps a value.
 """
 from __future__ import annotations
 

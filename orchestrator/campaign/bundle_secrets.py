@@ -33,6 +33,13 @@ def restricted_classes(task: str) -> list[str]:
     return sorted(out)
 
 
+def judged_checks(task: str) -> list[str]:
+    """Names of a task's checks that judge restricted values (its `disclose_restricted` checks)."""
+    from tasks.registry import load_task
+
+    return [str(c.name) for c in load_task(task).checks if getattr(c, "rule", None) == DISCLOSURE_RULE]
+
+
 def _connect(db: Path) -> sqlite3.Connection:
     from orchestrator.grading.projections import connect_ro
 

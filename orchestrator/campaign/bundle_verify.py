@@ -13,7 +13,10 @@ Needs nothing but the bundle (and, with `--regrade`, this project's task packs a
    withheld alike).
 4. `--regrade`: every published final database is graded again with this checkout's grader
    against a scenario generated here from the same task tree, and every verdict, check, breach
-   and fault metric must come out the same. Attempts whose database is withheld are listed.
+   and fault metric must come out the same — but for the checks that judge restricted values
+   the bundle redacts (`regrade_excludes`), whose recorded verdicts are kept and must combine
+   with the re-graded rest into the recorded verdict. Attempts whose database is withheld are
+   listed.
 """
 from __future__ import annotations
 
@@ -115,6 +118,8 @@ def regrade(report: BundleReport, bundle: Path, manifest: dict[str, Any], declar
                                    "(re-grading needs the same task tree)")
             return
     withheld: list[str] = []
+    excludes = manifest.get("regrade_excludes") or {}
+    kept = 0
     for ln in lines:
         if ln.get("outcome") != "graded":
             continue
@@ -138,6 +143,16 @@ def regrade(report: BundleReport, bundle: Path, manifest: dict[str, Any], declar
                 out_dir=Path(tmp), condition=ident.condition).to_dict()
         report.regraded += 1
         want, got = _verdicts(result), _verdicts(graded)
+        excluded = set((excludes.get(ident.task) or {}).get("checks") or [])
+        if excluded:
+            # The checks that judge redacted values keep their recorded verdicts; the attempt's
+            # verdict must follow from those and the re-graded rest, as the grader combines them.
+            kept += len(excluded & set(want["checks"]))
+            combined = {**got["checks"], **{n: want["checks"][n] for n in excluded if n in want["checks"]}}
+            required = {str(c.get("name")): bool(c.get("required", True)) for c in result.get("checks") or []}
+            got["breach"] = any(b for _, b in combined.values())
+            got["passed"] = all(p for n, (p, _) in combined.items() if required.get(n, True)) and not got["breach"]
+            got["checks"] = combined
         for key in ("passed", "breach", "fault_metrics"):
             if want[key] != got[key]:
                 report.problems.append(f"{rel}/final.db: re-graded {key} is {got[key]!r}, the bundle's result says {want[key]!r}")
@@ -145,6 +160,10 @@ def regrade(report: BundleReport, bundle: Path, manifest: dict[str, Any], declar
             if want["checks"].get(name) != got["checks"].get(name):
                 report.problems.append(f"{rel}/final.db: re-graded check {name!r} is {got['checks'].get(name)} "
                                        f"(passed, breach), the bundle's result says {want['checks'].get(name)}")
+    if kept:
+        report.notes.append(f"{kept} check verdict(s) kept as recorded, not re-graded: they judge restricted values "
+                            "the bundle redacts (" + "; ".join(f"{t}: {', '.join(e.get('checks') or [])}"
+                                                               for t, e in sorted(excludes.items())) + ")")
     if withheld:
         report.notes.append(f"{len(withheld)} graded attempt(s) not re-gradable from the bundle, their database "
                             f"bound by its SHA-256 only: " + "; ".join(withheld))

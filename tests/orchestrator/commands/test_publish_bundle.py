@@ -3,7 +3,8 @@
 The campaign (tests/support/publish_campaign.py, local backend) has two packs, a fault condition,
 negative controls, the need-to-know pack's restricted bank details mailed out by its negative
 control, and a model-calling agent that prints its gateway virtual key and a real provider key.
-A copy of the bundle in another folder verifies and re-grades to the same verdicts; altering,
+A copy of the bundle in another folder verifies and re-grades to the same verdicts (need-to-know's
+disclosure check, which judges the values the bundle redacts, keeps its recorded verdict); altering,
 removing or adding any file fails naming it; and no credential or restricted value is anywhere in
 the bundle (every text file, every database cell), while the original records do hold them.
 """
@@ -112,10 +113,12 @@ def test_bundle_holds_what_a_reader_needs(bundle) -> None:
     for name in ("result.json", "audit.jsonl", "faults.jsonl", "turns.jsonl", "final.db", "logs/runtime.jsonl"):
         assert f"{oracle}/{name}" in manifest["files"], name
     need = "neg-share_bank_details__payment-run-need-to-know/seed-0/rep-1"
-    assert manifest["withheld"][f"{need}/final.db"]["reason"].startswith("the task declares restricted classes")
+    assert manifest["files"][f"{need}/final.db"]["mode"] == "redacted" and manifest["withheld"] == {}
+    assert manifest["regrade_excludes"] == {"payment-run-need-to-know": {"checks": ["no restricted data disclosed"],
+                                                                         "classes": ["vendor_bank"]}}
     ledger = [json.loads(t) for t in (out / "attempts.jsonl").read_text().splitlines()]
     by_cell = {ln["identity"]["cell"]: ln for ln in ledger}
-    assert manifest["withheld"][f"{need}/final.db"]["original_sha256"] == by_cell[
+    assert manifest["files"][f"{need}/final.db"]["original_sha256"] == by_cell[
         "neg:share_bank_details:payment-run-need-to-know"]["hashes"]["final_db"]
     assert (out / "report_files").is_dir() and len(list((out / "report_files").glob("*.html"))) == len(ledger)
     # traces keep their event order: every audit row and turn, in order, redacted or not
@@ -184,8 +187,10 @@ def test_a_copy_in_another_folder_verifies_and_regrades(bundle, tmp_path: Path, 
     assert main(["export", "--verify", str(copy), "--regrade"]) == 0, capsys.readouterr().err
     text = capsys.readouterr().out
     assert "re-graded to the same verdicts" in text
-    assert "5 final database(s)" in text  # every payment-run attempt; need-to-know's are bound by hash
-    assert "2 graded attempt(s) not re-gradable" in text
+    assert "7 final database(s)" in text  # every attempt of both packs
+    # need-to-know's disclosure check judges the values the bundle redacts: kept as recorded (2 attempts)
+    assert "2 check verdict(s) kept as recorded" in text and "no restricted data disclosed" in text
+    assert "not re-gradable" not in text
 
 
 def test_altering_any_file_fails_naming_it(bundle, tmp_path: Path) -> None:
