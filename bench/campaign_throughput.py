@@ -220,13 +220,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.ray:
             rows.append(ray_level(c, n, args.task, tmp / "runs", scenarios, client))
             r = rows[-1]
+            r["ratio"] = r["per_hour"] / rows[-2]["per_hour"] if rows[-2]["per_hour"] else 0.0
             print(f"  ray: {r['per_hour']:.0f} attempts/hour ({r['attempts']} in {r['wall_s']:.1f}s, {r['passed']} passed, "
                   f"{r['infra_errors']} infra errors), {r['ratio']:.2f} of local", flush=True)
 
-    local_rate = {r["concurrency"]: r["per_hour"] for r in rows if r["executor"] == "local"}
-    for r in rows:
-        if r["executor"] == "ray" and local_rate.get(r["concurrency"]):
-            r["ratio"] = r["per_hour"] / local_rate[r["concurrency"]]
     print()
     print(f"campaign throughput, oracle:{args.task}, docker backend, {len(levels)} levels, this machine")
     print(f"{'exec':>5} {'conc':>4} {'attempts':>8} {'passed':>6} {'infra':>5} {'wall s':>8} {'att/hour':>9} {'att med s':>9} "
