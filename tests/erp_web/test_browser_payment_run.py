@@ -32,7 +32,7 @@ from orchestrator.config import RuntimeConfig
 from orchestrator.inputs import load_inputs
 from orchestrator.paths import AttemptPaths
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.heavy]  # ~3 min quiet, ~9 min loaded: make test-heavy
 SHOTS = REPO_ROOT / "tests" / "erp_web" / "screenshots"
 # The oracle's reading of a call-back (tasks/payment_run/policies.py).
 CONFIRMS = re.compile(r"\b(that's right|that is right|correct|confirm|go ahead)\b", re.I)
