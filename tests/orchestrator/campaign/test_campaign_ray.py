@@ -32,7 +32,8 @@ from ray_cluster import LocalRayCluster, ray_missing
 
 from orchestrator.cli import main
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(bool(ray_missing()), reason=str(ray_missing()))]
+pytestmark = [pytest.mark.slow, pytest.mark.heavy,  # a 3-node cluster: minutes per test (make test-heavy)
+              pytest.mark.skipif(bool(ray_missing()), reason=str(ray_missing()))]
 
 CELLS = "oracle:payment-run,null:payment-run"
 ORCHESTRATE = Path(sys.executable).with_name("orchestrate")
