@@ -22,7 +22,7 @@ from orchestrator.campaign.bundle import BUNDLE_FILE
 from orchestrator.campaign.bundle_verify import verify_bundle
 from orchestrator.cli import main
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.heavy]  # a whole campaign, then every file altered in turn (make test-heavy)
 
 
 @pytest.fixture(scope="module")
