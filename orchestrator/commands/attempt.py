@@ -13,8 +13,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from orchestrator.exit_codes import ExitCode, Failure
+
+if TYPE_CHECKING:
+    from orchestrator.attempt import AttemptSpec
+    from orchestrator.config import RuntimeConfig
 
 # The attempt's outcome (result.json) to the command's exit code.
 EXIT = {
@@ -46,15 +51,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Check every input, then run the attempt; print outcome, verdict and folder."""
-    from orchestrator.attempt import AttemptSpec, run_attempt, sigterm_as_interrupt
+    from orchestrator.attempt import AttemptSpec
     from orchestrator.backends import make_backend
     from orchestrator.campaign.spec import CampaignSpecError
     from orchestrator.cells import CellError, parse_cell
     from orchestrator.commands.preflight import check_inputs
     from orchestrator.config import RuntimeConfig
-    from orchestrator.errors import ConfigError, TaskError
+    from orchestrator.errors import ConfigError
     from orchestrator.exit_codes import check_engine
-    from orchestrator.inputs import load_inputs
     from orchestrator.logs import configure_console
 
     configure_console(args.verbose)  # rich on stderr; the attempt's own log is logs/runtime.jsonl
@@ -85,19 +89,9 @@ def run(args: argparse.Namespace) -> int:
     backend = make_backend(args.backend, config)
     spec = AttemptSpec(cell=cell, seed=args.seed, rep=args.rep, label=args.label,
                        timeout_override_s=args.timeout, systems_file=systems_file, model_access=model_access)
-    try:
-        with sigterm_as_interrupt():
-            inputs = load_inputs(cell, args.seed)
-            result = run_attempt(spec, backend=backend, config=config, task=inputs.task, scenario=inputs.scenario)
-    except TaskError as exc:
-        print(f"orchestrate attempt: task_error: {exc}", file=sys.stderr)
-        return EXIT["task_error"]
-    except ConfigError as exc:
-        print(f"orchestrate attempt: bad_input: {exc}", file=sys.stderr)
-        return ExitCode.BAD_INPUT
-    except KeyboardInterrupt:
-        print("orchestrate attempt: interrupted: everything of the attempt was removed", file=sys.stderr)
-        return ExitCode.INTERRUPTED
+    result = run_one_attempt("attempt", spec, backend, config)
+    if isinstance(result, int):
+        return result
     rec = result.record
     if rec["outcome"] == "graded":
         verdict = ("PASS" if rec["passed"] else "FAIL") if rec.get("graded") else "UNGRADED (no grader)"
@@ -120,3 +114,25 @@ def run(args: argparse.Namespace) -> int:
     print(f"isolation: {rec['isolation']}   total {rec['timings'].get('total_s', 0):.1f}s")
     print(f"folder:   {result.paths.root}")
     return EXIT.get(rec["outcome"], ExitCode.INFRA)
+
+
+def run_one_attempt(command: str, spec: AttemptSpec, backend: Any, config: RuntimeConfig) -> Any:
+    """Load the cell's inputs and run one attempt for `orchestrate <command>`; the attempt's
+    result, or the exit code of a task error, bad input or an interrupt (said on stderr)."""
+    from orchestrator.attempt import run_attempt, sigterm_as_interrupt
+    from orchestrator.errors import ConfigError, TaskError
+    from orchestrator.inputs import load_inputs
+
+    try:
+        with sigterm_as_interrupt():
+            inputs = load_inputs(spec.cell, spec.seed)
+            return run_attempt(spec, backend=backend, config=config, task=inputs.task, scenario=inputs.scenario)
+    except TaskError as exc:
+        print(f"orchestrate {command}: task_error: {exc}", file=sys.stderr)
+        return EXIT["task_error"]
+    except ConfigError as exc:
+        print(f"orchestrate {command}: bad_input: {exc}", file=sys.stderr)
+        return ExitCode.BAD_INPUT
+    except KeyboardInterrupt:
+        print(f"orchestrate {command}: interrupted: everything of the attempt was removed", file=sys.stderr)
+        return ExitCode.INTERRUPTED

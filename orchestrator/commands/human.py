@@ -54,15 +54,15 @@ def human_cell_text(task: str, assisted: bool) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Check the inputs, run the attempt with the person at the browser, print the verdict."""
-    from orchestrator.attempt import AttemptSpec, run_attempt, sigterm_as_interrupt
+    from orchestrator.attempt import AttemptSpec
     from orchestrator.backends import make_backend
     from orchestrator.campaign import runtime
     from orchestrator.campaign.spec import CampaignSpecError, check_label, check_turn_budget
     from orchestrator.cells import CellError, parse_cell
+    from orchestrator.commands.attempt import run_one_attempt
     from orchestrator.commands.preflight import check_conditions, lint_gate
     from orchestrator.config import RuntimeConfig
-    from orchestrator.errors import ConfigError, TaskError
-    from orchestrator.inputs import load_inputs
+    from orchestrator.errors import ConfigError
     from orchestrator.logs import configure_console
 
     configure_console(args.verbose)
@@ -86,19 +86,9 @@ def run(args: argparse.Namespace) -> int:
     config = RuntimeConfig.from_env(**overrides)
     backend = make_backend("local", config)
     spec = AttemptSpec(cell=cell, seed=args.seed, rep=args.rep, label=args.label, timeout_override_s=args.timeout)
-    try:
-        with sigterm_as_interrupt():
-            inputs = load_inputs(cell, args.seed)
-            result = run_attempt(spec, backend=backend, config=config, task=inputs.task, scenario=inputs.scenario)
-    except TaskError as exc:
-        print(f"orchestrate human: task_error: {exc}", file=sys.stderr)
-        return EXIT["task_error"]
-    except ConfigError as exc:
-        print(f"orchestrate human: bad_input: {exc}", file=sys.stderr)
-        return ExitCode.BAD_INPUT
-    except KeyboardInterrupt:
-        print("orchestrate human: interrupted: everything of the attempt was removed", file=sys.stderr)
-        return ExitCode.INTERRUPTED
+    result = run_one_attempt("human", spec, backend, config)
+    if isinstance(result, int):
+        return result
     rec = result.record
     verdict = ("PASS" if rec["passed"] else "FAIL") if rec["outcome"] == "graded" else "not scored"
     print(f"system:   {rec['system']}   cell: {rec['cell']}")
