@@ -117,6 +117,10 @@ COMMANDS: tuple[CommandExits, ...] = (
                  ("no-such-label", "--runs-root", "{tmp}")),
     CommandExits("report", (_F.OK, _F.BAD_INPUT, _F.INTERRUPTED), "no", ("no-such-label", "--runs-root", "{tmp}")),
     CommandExits("handbook", (_F.OK, _F.CHECK_FAILED, _F.BAD_INPUT, _F.INTERRUPTED), "no", ("check", "no-such-task")),
+    CommandExits("publish", (_F.OK, _F.BAD_INPUT, _F.INTERRUPTED), "no",
+                 ("no-such-label", "--out", "{tmp}/bundle", "--runs-root", "{tmp}")),
+    CommandExits("human", (_F.OK, _F.AGENT_ERROR, _F.BAD_INPUT, _F.INFRA_ERROR, _F.TASK_ERROR, _F.INTERRUPTED), "no",
+                 ("no-such-task", "--seed", "0", "--label", "dead-engine-probe", "--runs-root", "{tmp}/runs")),
 )
 
 
