@@ -69,7 +69,7 @@ class AppImageSpec:
     role: str  # "erp" | "agent"
     repository: str  # image repository name, e.g. "pb-erp"
     package: str  # the top-level package copied into APP_DIR
-    also: tuple[str, ...] = ()  # further top-level packages it holds (the ERP image: erp_mcp, the MCP server)
+    also: tuple[str, ...] = ()  # further packages it holds (the ERP image: erp_mcp, erp_web: the MCP server, the web UI)
     extra_files: tuple[str, ...] = ()  # files of the definition dir copied to the context root
     source_root: Path = REPO_ROOT  # where the package folder is (tests point it elsewhere)
 
@@ -96,7 +96,7 @@ class AppImageSpec:
         return (self.package, *self.also)
 
 
-ERP_IMAGE = AppImageSpec(role="erp", repository="pb-erp", package="erp_service", also=("erp_mcp",))
+ERP_IMAGE = AppImageSpec(role="erp", repository="pb-erp", package="erp_service", also=("erp_mcp", "erp_web"))
 AGENT_IMAGE = AppImageSpec(role="agent", repository="pb-agent", package="agent_sandbox", extra_files=("erp",))
 GATEWAY_IMAGE = AppImageSpec(role="gateway", repository="pb-gateway", package="model_gateway")
 APP_IMAGES: tuple[AppImageSpec, ...] = (ERP_IMAGE, AGENT_IMAGE, GATEWAY_IMAGE)
