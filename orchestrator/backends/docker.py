@@ -46,6 +46,7 @@ from orchestrator.backends.docker_containers import (
     engine_error,
     hardening,
     post_mortem_of,
+    published_urls,
     uid_gid,
 )
 from orchestrator.backends.docker_firewall import BRIDGE_NAME_OPTION, HostFirewall, remove_networks
@@ -352,6 +353,7 @@ class DockerSandbox(Sandbox):
                 network=nets[first].name,
                 networking_config={nets[first].name: self.client.api.create_endpoint_config(
                     ipv4_address=addresses[first], aliases=list(spec.aliases) if first == "attempt" and spec.aliases else None)},
+                ports=spec.port_bindings(),  # host loopback only, and only what the spec publishes
                 **hardening(spec.limits or cfg.erp_limits, user, init=self.backend.has_init),
             )
             self.containers[spec.name] = container
@@ -361,13 +363,13 @@ class DockerSandbox(Sandbox):
                                    aliases=list(spec.aliases) if role == "attempt" and spec.aliases else None)
             container.put_archive(cp.service_data_mount, build_tar(entries))
             container.start()
+            urls = {li.name: f"http://{addresses[li.network]}:{li.port}" for li in spec.listeners} | published_urls(container, spec)
         except docker.errors.DockerException as exc:
             pm = [post_mortem_of(container)] if container is not None else []
             raise ContainerStartError(f"{spec.name} container: {exc}", phase=Phase.SERVICES, post_mortems=pm) from exc
-        follower = LogFollower(container, self.ctx.paths.service_log(spec.log_name))
+        self._followers.append(follower := LogFollower(container, self.ctx.paths.service_log(spec.log_name)))
         follower.start()
-        self._followers.append(follower)
-        return ServiceEndpoints(spec.name, {li.name: f"http://{addresses[li.network]}:{li.port}" for li in spec.listeners})
+        return ServiceEndpoints(spec.name, urls)
 
     def service_running(self, name: str) -> bool:
         container = self.containers.get(name)

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from orchestrator.errors import EngineError, Phase, PostMortem
+from orchestrator.backends.services import ServiceSpec
+from orchestrator.errors import ContainerStartError, EngineError, Phase, PostMortem
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,24 @@ def uid_gid(user: str) -> tuple[int, int]:
     """`"1000:1000"` -> (1000, 1000); a lone uid is also the gid."""
     uid, _, gid = user.partition(":")
     return int(uid), int(gid or uid)
+
+
+def published_urls(container: Any, spec: ServiceSpec) -> dict[str, str]:
+    """Listener -> `http://<host address>:<host port>` the engine bound for each published
+    listener of a started container. Raises `ContainerStartError` if a binding is missing."""
+    wanted = [li for li in spec.listeners if li.publish]
+    if not wanted:
+        return {}
+    container.reload()
+    bound = (container.attrs.get("NetworkSettings") or {}).get("Ports") or {}
+    out: dict[str, str] = {}
+    for li in wanted:
+        hit = [b for b in bound.get(f"{li.port}/tcp") or [] if b.get("HostIp") == li.publish and b.get("HostPort")]
+        if not hit:
+            raise ContainerStartError(f"{spec.name}: the engine published no port {li.port} on {li.publish} "
+                                      f"(bindings: {bound}); is its network internal?", phase=Phase.SERVICES)
+        out[li.name] = f"http://{li.publish}:{hit[0]['HostPort']}"
+    return out
 
 
 def engine_error(what: str, phase: Phase) -> Callable[[Exception], EngineError]:

@@ -123,7 +123,8 @@ class LocalSandbox(Sandbox):
         # Networks mean nothing here (isolation: none): every listener binds loopback. Without a
         # ready line the port is picked here (a small race with other processes, acceptable for
         # a development backend); with one, the service binds port 0 and reports what it got.
-        binds = {li.name: "127.0.0.1:0" if spec.ready_line else f"127.0.0.1:{_free_port()}" for li in spec.listeners}
+        binds = {li.name: f"127.0.0.1:{li.publish_port}" if li.publish_port else "127.0.0.1:0" if spec.ready_line
+                 else f"127.0.0.1:{_free_port()}" for li in spec.listeners}
         argv = spec.expand(python=self.backend.python, data=str(data), binds=binds)
         env = self._env_base()
         env.update(spec.env)

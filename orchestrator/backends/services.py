@@ -50,6 +50,11 @@ class Listener:
     name: str
     network: NetworkRole
     port: int
+    # Published on the host at this address (e.g. 127.0.0.1) — a person's way in, nothing else's.
+    # docker: an engine port binding to `publish_port` (0: an ephemeral port), which needs a
+    # network that is not internal; the URL returned is the host's. local: binds loopback anyway.
+    publish: str | None = None
+    publish_port: int = 0
 
 
 @dataclass(frozen=True)
@@ -128,6 +133,11 @@ class ServiceSpec:
             if role not in out:
                 out.append(role)
         return out
+
+    def port_bindings(self) -> dict[str, tuple[str, int | None]] | None:
+        """The engine's port bindings of the published listeners (None: nothing is published)."""
+        ports = {f"{li.port}/tcp": (li.publish, li.publish_port or None) for li in self.listeners if li.publish}
+        return ports or None
 
     def expand(self, *, python: str, data: str, binds: Mapping[str, str]) -> list[str]:
         """The argv with every placeholder filled in."""
