@@ -117,7 +117,8 @@ def test_only_the_gateway_networks_are_firewalled_and_the_agents_are_unchanged()
     from networks.topology import load_topology
 
     nets = load_topology().networks
-    assert {r for r, n in nets.items() if n.host_firewall} == {"egress", "gateway-control"}
+    # (and the web UI's publish network of human attempts: not internal, so its bridge has a host address)
+    assert {r for r, n in nets.items() if n.host_firewall} == {"egress", "gateway-control", "web"}
     # The agent's network keeps its own protection (no host address at all), the ERP's control
     # network stays as it was.
     assert nets["attempt"].internal and nets["attempt"].options == {"com.docker.network.bridge.inhibit_ipv4": "true"}
