@@ -70,6 +70,8 @@ class RuntimeConfig(BaseModel):
     # Ports inside the ERP container (each bound to one network's address only).
     erp_agent_port: int = 8080
     erp_control_port: int = 8081
+    # The host loopback port the web UI of a human attempt is published on (0: an ephemeral one).
+    web_port: int = Field(default=0, ge=0, le=65535)
 
     # Users inside the containers.
     agent_user: str = "1000:1000"
