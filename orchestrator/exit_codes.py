@@ -119,8 +119,9 @@ COMMANDS: tuple[CommandExits, ...] = (
     CommandExits("handbook", (_F.OK, _F.CHECK_FAILED, _F.BAD_INPUT, _F.INTERRUPTED), "no", ("check", "no-such-task")),
     CommandExits("publish", (_F.OK, _F.BAD_INPUT, _F.INTERRUPTED), "no",
                  ("no-such-label", "--out", "{tmp}/bundle", "--runs-root", "{tmp}")),
-    CommandExits("human", (_F.OK, _F.AGENT_ERROR, _F.BAD_INPUT, _F.INFRA_ERROR, _F.TASK_ERROR, _F.INTERRUPTED), "no",
-                 ("no-such-task", "--seed", "0", "--label", "dead-engine-probe", "--runs-root", "{tmp}/runs")),
+    CommandExits("human", (_F.OK, _F.AGENT_ERROR, _F.BAD_INPUT, _F.ENGINE_UNAVAILABLE, _F.INFRA_ERROR, _F.TASK_ERROR,
+                           _F.INTERRUPTED), "docker backend",
+                 ("payment-run", "--seed", "0", "--label", "dead-engine-probe", "--runs-root", "{tmp}/runs")),
 )
 
 
