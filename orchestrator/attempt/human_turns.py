@@ -1,10 +1,11 @@
 """Turns worked by a person in the browser (human baseline mode, spec §12).
 
 Instead of an agent container, the attempt starts the web UI (orchestrator/services/web.py)
-beside the ERP and, for each turn, opens the turn on the UI's board (the request, the budget's
-countdown) and waits until the person presses "End turn" or the budget runs out. Then the clock
-advances as after any turn, and the attempt is graded like any other. A person who lets the
-budget run out has not failed: the turn simply ends there (a note on the turn says so).
+beside the ERP — on docker in its own container from the ERP image, published on host loopback
+only — and, for each turn, opens the turn on the UI's board (the request, the budget's countdown)
+and waits until the person presses "End turn" or the budget runs out. Then the clock advances as
+after any turn, and the attempt is graded like any other. A person who lets the budget run out
+has not failed: the turn simply ends there (a note on the turn says so).
 
 Where the person goes is written to `<attempt>/human.json` (the sign-in link) and printed on
 stderr; the link holds a one-time secret, so another local user cannot act as the person.
@@ -22,18 +23,14 @@ from typing import Any
 
 import httpx
 
-from orchestrator.backends.base import Sandbox, TurnRun
+from orchestrator.backends.base import TurnRun
 from orchestrator.cells import is_human_system
-from orchestrator.errors import Phase, ServiceUnhealthy
+from orchestrator.errors import Phase
 from orchestrator.logs import get_logger
-from orchestrator.services.web import WEB, WebEndpoints, WebLaunch, web_service
+from orchestrator.services.web import WebEndpoints, WebLaunch, WebUnhealthy, start_web
 
 log = get_logger(__name__)
 POLL_S = 0.5
-
-
-class WebUnhealthy(ServiceUnhealthy):
-    """The web UI did not start or stopped answering."""
 
 
 @dataclass
@@ -94,15 +91,13 @@ def open_human(run: Any) -> HumanTurns | None:
     """Start the web UI for a human cell (None for any other system); write `human.json`."""
     if not is_human_system(run.spec.cell.system):
         return None
-    sandbox: Sandbox = run.sandbox
     meta = run.resolved.meta
     login_key, host_token = secrets.token_urlsafe(24), secrets.token_hex(24)
     launch = WebLaunch(agent_url=run.erp.agent_url, user_token=str(meta["agent_token"]), login_key=login_key,
                        host_token=host_token, handbook_dir=Path(run.scenario.handbook_dir))
-    web = WebEndpoints.of(sandbox.start_service(web_service(launch, run.config)), login_key)
-    sandbox.wait_service_healthy(WEB, error=WebUnhealthy)
+    web = start_web(run, launch)
     info = {"url": web.url, "login_url": web.login_url, "system": run.spec.cell.system, "cell": str(run.spec.cell),
-            "turns": len(run.resolved.turns)}
+            "turns": len(run.resolved.turns), "isolation": run.backend.isolation}
     (run.paths.root / "human.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
     print(f"\nbb-erp is open for you at {web.login_url}\n(open it in a browser on this machine; "
           f"{len(run.resolved.turns)} turn(s) follow)\n", file=sys.stderr, flush=True)

@@ -14,8 +14,13 @@ The attempt's system is `human` (unaided) or `human-assisted` (`--assisted`: the
 help they declare, e.g. a chat assistant); its cell is `human:TASK` or `human-assisted:TASK`,
 so its records are never pooled with an agent's cells.
 
-The UI runs on the local backend (host processes bound to 127.0.0.1; `isolation: none` in the
-record, as for any local attempt): the person needs a browser on this machine.
+By default the attempt runs on the docker backend, isolated like an agent's attempt (`isolation:
+docker`): the ERP in its container on the attempt's private networks, and the web UI in its own
+container from the ERP image on the attempt network, calling the ERP by name. Only the UI is
+published, on host loopback (127.0.0.1, an ephemeral port or `--port`); nothing else of the
+attempt is, and the UI never joins the control network. `--backend local` runs both as host
+processes bound to 127.0.0.1 (`isolation: none`). Either way the person needs a browser on this
+machine (or an SSH tunnel to its loopback).
 
 Exit status (docs/exit-codes.md): 0 graded (pass or fail: see the verdict), 2 bad input,
 3 infra_error, 4 task_error, 130 interrupted.
@@ -42,6 +47,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rep", type=int, default=1, help="repetition number, from 1 (default 1)")
     p.add_argument("--assisted", action="store_true", help="the person works with declared assistance (system human-assisted)")
     p.add_argument("--timeout", type=float, help="override every turn's budget, seconds")
+    p.add_argument("--backend", choices=["docker", "local"], default="docker",
+                   help="docker (default: isolated, the UI in a container published on 127.0.0.1) or local (host processes)")
+    p.add_argument("--port", type=int, default=0, help="host loopback port of the web UI (default: an ephemeral one)")
     p.add_argument("--runs-root", type=Path, help="where labels live (default: runs/ of the repo)")
     p.add_argument("-v", "--verbose", action="store_true", help="log the lifecycle to stderr")
     p.set_defaults(func=run)
@@ -72,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
         cell = parse_cell(human_cell_text(args.task, args.assisted))
         if args.seed < 0 or args.rep < 1:
             raise ConfigError("--seed must be >= 0 and --rep >= 1")
+        if not 0 <= args.port <= 65535:
+            raise ConfigError(f"--port {args.port}: a TCP port (1-65535), or 0 for an ephemeral one")
         check_label(args.label)
         check_turn_budget(args.timeout)
         runtime.task_info([cell.task])
@@ -80,11 +90,15 @@ def run(args: argparse.Namespace) -> int:
     except (CellError, ConfigError, CampaignSpecError) as exc:
         print(f"orchestrate human: bad_input: {exc}", file=sys.stderr)
         return ExitCode.BAD_INPUT
-    overrides: dict[str, object] = {"campaign": args.label}
+    overrides: dict[str, object] = {"campaign": args.label, "web_port": args.port}
     if args.runs_root:
         overrides["runs_root"] = args.runs_root.resolve()
     config = RuntimeConfig.from_env(**overrides)
-    backend = make_backend("local", config)
+    if args.backend == "docker":
+        from orchestrator.exit_codes import check_engine
+
+        check_engine(has_local_backend=True)  # a dead engine: one line and exit 3, before the scenario is built
+    backend = make_backend(args.backend, config)
     spec = AttemptSpec(cell=cell, seed=args.seed, rep=args.rep, label=args.label, timeout_override_s=args.timeout)
     result = run_one_attempt("human", spec, backend, config)
     if isinstance(result, int):
