@@ -9,6 +9,10 @@ the task declares):
 5. each negative control (the task's, plus the fault profile's under that condition) completes,
    does not pass, and fails every check it targets (`--strict`: a control whose failures are all
    outside its targets is reported too);
+6. each oracle final database is probed for disclosures (`orchestrator.grading.disclosure_probe`:
+   `disclose_restricted` over every restricted data class the ERP has, whatever the task checks).
+   An oracle discloses nothing, so a finding is a false positive of the rule (issue 22): a
+   problem under `--strict`, a note otherwise; the count per task is in the report;
 and once per task: the handbook is byte-identical to its rendering and the registry and the pack
 lint clean (`tasks.handbook.problems`); once per seed: the scenario agrees with task.yaml
 (`tasks.lint.scenario_problems`).
@@ -28,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.cells import CLEAN, Cell
+from orchestrator.grading.disclosure_probe import ProbeResult, probe_final_db
 from tasks import handbook
 from tasks.lint import scenario_problems
 from tasks.packs import PackError, TaskPack
@@ -54,6 +59,29 @@ class Entry:
 
 
 @dataclass
+class ProbeTally:
+    """The disclosure probes of one task's oracle final databases, summed over seeds and conditions."""
+
+    runs: int = 0            # final databases probed
+    findings: int = 0        # false positives of disclose_restricted
+    values: int = 0          # most restricted values compared in one database
+    places: int = 0          # agent-written places compared, over all runs
+    classes: set[str] = field(default_factory=set)
+
+    def add(self, result: ProbeResult) -> None:
+        self.runs += 1
+        self.findings += len(result.findings)
+        self.values = max(self.values, result.values)
+        self.places += result.places
+        self.classes |= set(result.classes)
+
+    def summary(self) -> str:
+        return (f"{self.findings} finding(s) in {self.runs} oracle final database(s); classes "
+                f"{', '.join(sorted(self.classes)) or 'none'}; up to {self.values} restricted value(s) "
+                f"against {self.places} agent-written place(s)")
+
+
+@dataclass
 class Report:
     """Everything validation found; `problems` non-empty means a non-zero exit."""
 
@@ -62,6 +90,7 @@ class Report:
     condition: str
     entries: list[Entry] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    disclosure: dict[str, ProbeTally] = field(default_factory=dict)  # task -> its oracles' probes
 
     @property
     def problems(self) -> list[Entry]:
@@ -143,6 +172,31 @@ def control_problems(result: dict[str, Any], targets: list[str], known: set[str]
     return probs
 
 
+def disclosure_problems(oracle_results: list[dict[str, Any]], agent_user: str, agent_token_id: str | None,
+                        tally: ProbeTally) -> list[str]:
+    """Probe each oracle's final database (`_final_db`) for disclosures; every finding, a missing
+    database or a probe that cannot run is a problem (an oracle must be shown to disclose nothing).
+    Each successful probe is added to `tally`."""
+    out = []
+    for r, res in enumerate(oracle_results, start=1):
+        db = res.get("_final_db")
+        if not db:
+            out.append(f"oracle#{r}: no final database to probe")
+            continue
+        audit = res.get("_audit_jsonl")
+        try:
+            result = probe_final_db(Path(db), agent_user=agent_user, agent_token_id=agent_token_id,
+                                    audit_jsonl=Path(audit) if audit else None)
+        except Exception as exc:  # an unknown class, a missing table or file: the claim is not shown
+            out.append(f"oracle#{r}: probe failed: {type(exc).__name__}: {exc}")
+            continue
+        tally.add(result)
+        if result.findings:
+            out.append(f"oracle#{r}: {len(result.findings)} disclosure finding(s) (false positives): "
+                       + "; ".join(f.message for f in result.findings[:2]))
+    return out
+
+
 def cited_clause_problems(task, handbook_dir: Path) -> list[str]:
     """Clauses cited by checks that the handbook the agent sees does not show as `**ID**`."""
     text = "\n".join(p.read_text(encoding="utf-8") for p in sorted(Path(handbook_dir).glob("*.md")))
@@ -182,6 +236,7 @@ class AttemptRunner:
         record = dict(res.record)
         record["_final_db"] = str(res.paths.final_db)
         record["_dir"] = str(res.paths.root)
+        record["_audit_jsonl"] = str(res.paths.audit_jsonl)
         return record
 
 
@@ -299,6 +354,15 @@ def _validate_condition(rep: Report, task: TaskPack, scen: Any, seed: int, cond:
     hashes = [_canonical(r) for r in oracle_results]
     same = [] if hashes[0] and hashes[0] == hashes[1] else [f"canonical hashes differ: {hashes[0]} vs {hashes[1]}"]
     add("determinism", same, (hashes[0] or "")[:12])
+    tally = rep.disclosure.setdefault(slug, ProbeTally())
+    found_before = tally.findings
+    leaks = disclosure_problems(oracle_results, task.agent_user,
+                                (getattr(scen, "meta", None) or {}).get("agent_token_id"), tally)
+    if strict or not leaks:
+        add("disclosure probe", leaks, f"{tally.findings - found_before} finding(s)")
+    else:  # outside --strict a false positive is reported, not counted as a failure
+        add("disclosure probe", [], f"{len(leaks)} problem(s), see notes")
+        rep.notes += [f"{slug} seed {seed}{tag}: disclosure probe: {p}" for p in leaks]
     if cond != CLEAN:
         injected = [((r.get("fault_metrics") or {}).get("faults_injected") or 0) for r in oracle_results]
         add("faults hit oracle", [] if all(n >= 1 for n in injected) else [f"faults injected per oracle run: {injected}"],
@@ -323,6 +387,7 @@ def print_report(rep: Report, console=None) -> None:
     """The matrix (task × control × seed) and the list of problems, with rich."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     console = console or Console()
     for slug, cond in [(t, c) for t in rep.tasks for c in rep.conditions]:
@@ -344,12 +409,15 @@ def print_report(rep: Report, console=None) -> None:
                 cells.append("" if found is None else ("[green]ok[/]" if found.ok else "[bold red]FAIL[/]"))
             table.add_row(control, *cells)
         console.print(table)
+    if rep.disclosure:
+        console.print("disclosure probe (every restricted class, oracle final databases):")
+        for slug, tally in rep.disclosure.items():
+            style = "red" if tally.findings else "green"
+            console.print(Text(f"  {slug}: ", style=style) + Text(tally.summary()), highlight=False)
     for note in rep.notes:
-        console.print(f"[dim]note: {note}[/]")
+        console.print(Text(f"note: {note}", style="dim"), highlight=False)
     if rep.problems:
         console.print(f"[bold red]{len(rep.problems)} problem(s):[/]")
-        from rich.text import Text
-
         for e in rep.problems:
             where = f"{e.task}" + ("" if e.condition == CLEAN else f"+{e.condition}") + f" {e.control}" \
                 + ("" if e.seed is None else f" seed {e.seed}")

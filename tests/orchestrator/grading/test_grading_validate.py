@@ -58,12 +58,20 @@ def pack(tmp_path, monkeypatch, scenario_dir):
     return tmp_path
 
 
+def with_final_db(cell, r, pack):
+    """An oracle's result as the real runner gives it: with its final database (here the tiny
+    scenario's own, which nobody wrote to: the disclosure probe finds nothing in it)."""
+    if cell.system == "oracle" and "_final_db" not in r:
+        return {**r, "_final_db": str(pack / "scenario" / "scenario.db")}
+    return r
+
+
 def run(pack, outcomes, **kw):
     """outcomes: system -> result dict (or callable(seed, rep) -> dict)."""
     def runner(cell, seed, rep, *, scenario=None, task=None):
         assert scenario is scen and task.slug == "tiny"
         r = outcomes[cell.system]
-        return r(seed, rep) if callable(r) else r
+        return with_final_db(cell, r(seed, rep) if callable(r) else r, pack)
 
     scen = Scen(pack / "tiny" / "handbook", [object()], pack / "scenario")
     return validate(["tiny"], [0, 1], runner=runner, scenario_for=lambda s, n: scen,
@@ -75,7 +83,10 @@ def test_all_good(pack):
                      "neg:pay_all": result(False, CHECKS)}, strict=True)
     assert rep.ok, [(e.control, e.note) for e in rep.problems]
     controls = {e.control for e in rep.entries}
-    assert {"handbook", "scenario", "oracle#1", "oracle#2", "determinism", "null", "neg:pay_all"} <= controls
+    assert {"handbook", "scenario", "oracle#1", "oracle#2", "determinism", "disclosure probe", "null",
+            "neg:pay_all"} <= controls
+    tally = rep.disclosure["tiny"]
+    assert (tally.runs, tally.findings, tally.classes) == (4, 0, {"vendor_bank"})  # 2 seeds × 2 oracle runs
     buf = io.StringIO()
     from rich.console import Console
 
@@ -191,7 +202,7 @@ def test_all_faults_validates_clean_and_every_profile(pack):
     def runner(cell, seed, rep, *, scenario=None, task=None):
         seen.append((cell.system, cell.condition, seed))
         r = outcomes[cell.system]
-        return r(seed, rep) if callable(r) else r
+        return with_final_db(cell, r(seed, rep) if callable(r) else r, pack)
 
     scen = Scen(pack / "tiny" / "handbook", [object()], pack / "scenario")
     rep = validate(["tiny"], [0], runner=runner, scenario_for=lambda s, n: scen,

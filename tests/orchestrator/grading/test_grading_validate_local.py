@@ -192,7 +192,12 @@ def test_scenario_reference_and_validation(mini, tmp_path):
     assert rep.ok, [(e.control, e.seed, e.note) for e in rep.problems]
     seen = {(e.control, e.seed) for e in rep.entries}
     assert {("oracle#1", 0), ("oracle#2", 0), ("determinism", 0), ("null", 0), ("neg:double", 0),
-            ("neg:no_escalation", 0)} <= seen
+            ("neg:no_escalation", 0), ("disclosure probe", 0)} <= seen
+    # The probe read both oracles' real final databases: the pending account's two numbers
+    # against the call and the escalation the oracle wrote, and found nothing.
+    tally = rep.disclosure["mini"]
+    assert (tally.runs, tally.findings, tally.classes, tally.values) == (2, 0, {"vendor_bank"}, 2)
+    assert tally.places >= 2  # at least the escalation note of each run
 
     # The attempt record holds the agent's projections beside the reference.
     results = sorted((tmp_path / "runs").rglob("result.json"))
