@@ -1,14 +1,17 @@
-"""`orchestrate debug TASK --seed N`: an ERP and an agent shell for one scenario (compose/).
+"""`orchestrate debug TASK --seed N`: an ERP, its web UI and an agent shell for one scenario (compose/).
 
-    orchestrate debug payment-run --seed 0            # prepare, start the ERP, open the shell
-    orchestrate debug payment-run --seed 0 --no-shell # start the ERP only; print how to attach
+    orchestrate debug payment-run --seed 0            # prepare, start the ERP and the UI, open the shell
+    orchestrate debug payment-run --seed 0 --no-shell # start the ERP and the UI only; print how to attach
     orchestrate debug payment-run --seed 0 --down     # remove containers, networks, folders
 
 Uses docker-compose (v1) with compose/docker-compose.yml and its `debug` profile. The scenario's
 database and world go into runs/debug/<task>-seed-<n>/erp/ (mounted only into the ERP), the
 handbook into .../workspace/ (the agent's /workspace). The control API is published on
-127.0.0.1:<port> only; the control token is in .../erp/control.token. TASK may also be given
-as a cell (`null:payment-run`): only the task part is used. Not for scored runs.
+127.0.0.1:<port> only; the control token is in .../erp/control.token. The web UI (erp_web, the
+same pages as human mode, without turns) is published on 127.0.0.1:<web-port> only; the printed
+sign-in link signs in as the task's agent user, and its sign-in page takes any user's token.
+TASK may also be given as a cell (`null:payment-run`): only the task part is used. Not for
+scored runs.
 
 Exit status (docs/exit-codes.md): 0 done, 2 unknown task, 3 engine unavailable, docker-compose
 missing or failing, or the ERP not healthy.
@@ -16,6 +19,7 @@ missing or failing, or the ERP not healthy.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import secrets
 import shutil
@@ -23,6 +27,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from orchestrator.config import REPO_ROOT
 
@@ -40,8 +45,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("task", help="task slug (or a cell SYSTEM:TASK)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--port", type=int, default=18081, help="host loopback port of the control API (default 18081)")
+    p.add_argument("--web-port", type=int, default=18090, help="host loopback port of the web UI (default 18090)")
     p.add_argument("--subnet", default="10.232.0.0/27",
-                   help="a /27 for the two debug networks (default 10.232.0.0/27, outside the attempts' range)")
+                   help="a /27 for the three debug networks (default 10.232.0.0/27, outside the attempts' range)")
+    p.add_argument("--runs-root", type=Path, help="where debug/ lives (default: runs/ of the repo)")
     p.add_argument("--down", action="store_true", help="remove the debug stack and its folder")
     p.add_argument("--no-shell", action="store_true", help="do not open the agent shell")
     p.set_defaults(func=run)
@@ -57,15 +64,44 @@ def _compose(project: str, env_file: Path, *args: str, check: bool = True, inter
     return proc.returncode
 
 
-def run(args: argparse.Namespace) -> int:
-    import ipaddress
-
+def _wait_http(url: str, timeout_s: float, headers: dict[str, str] | None = None) -> Any:
+    """GET `url` until it answers 200 (the answer), or None after `timeout_s`."""
     import httpx
 
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            r = httpx.get(url, headers=headers or {}, timeout=2, trust_env=False)
+            if r.status_code == 200:
+                return r
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.3)
+
+
+def _subnets(text: str) -> tuple[Any, Any, Any]:
+    """attempt (/28), control and web (/29 each) out of the given /27 (or larger)."""
+    import ipaddress
+
+    net = ipaddress.IPv4Network(text)
+    if net.prefixlen > 27:
+        raise ValueError(f"--subnet {text}: a /27 or larger is needed for the three debug networks")
+    attempt, rest = list(net.subnets(new_prefix=28))[:2]
+    control, web = rest.subnets(new_prefix=29)
+    return attempt, control, web
+
+
+def run(args: argparse.Namespace) -> int:
+    """Bring the debug stack of one scenario up (or `--down`); see the module docstring."""
     task = args.task.rsplit(":", 1)[-1].split("+", 1)[0]
     name = f"{task}-seed-{args.seed}"
-    project = f"pbdebug-{name}".replace("_", "-")
-    folder = REPO_ROOT / "runs" / "debug" / name
+    runs_root = args.runs_root.resolve() if args.runs_root else REPO_ROOT / "runs"
+    folder = runs_root / "debug" / name
+    # Another runs root is another stack (tests): its own compose project.
+    suffix = "" if args.runs_root is None else "-" + hashlib.sha256(str(folder).encode()).hexdigest()[:6]
+    project = f"pbdebug-{name}{suffix}".replace("_", "-")
     env_file = folder / "compose.env"
 
     if args.down:
@@ -80,14 +116,19 @@ def run(args: argparse.Namespace) -> int:
     from tasks.registry import load_task
 
     load_task(task)  # an unknown task: PackError, bad_input (orchestrator.cli)
+    try:
+        attempt_net, control_net, web_net = _subnets(args.subnet)
+    except ValueError as exc:
+        print(f"orchestrate debug: bad_input: {exc}", file=sys.stderr)
+        return ExitCode.BAD_INPUT
     if shutil.which("docker-compose") is None:
         print("orchestrate debug: infra_error: docker-compose (v1) is not installed", file=sys.stderr)
         return ExitCode.INFRA
     check_engine()  # before the scenario is built: a dead engine fails in a second, not a minute
     scenario = ensure_scenario(task, args.seed)
     images = ensure_images(report=lambda msg: print(msg, file=sys.stderr))
-    attempt_net, control_net = list(ipaddress.IPv4Network(args.subnet).subnets(new_prefix=28))[:2]
     erp_ip, control_ip = str(attempt_net.network_address + 2), str(control_net.network_address + 2)
+    web_ip = str(web_net.network_address + 2)
 
     if folder.exists():
         _compose(project, env_file, "down", "--remove-orphans", check=False) if env_file.exists() else None
@@ -98,13 +139,18 @@ def run(args: argparse.Namespace) -> int:
     token = secrets.token_hex(32)
     (folder / "erp" / "control.token").write_text(token)
     shutil.copytree(scenario.handbook_dir, folder / "workspace" / "handbook")
-    # The containers run as 1001 (ERP) and 1000 (agent); as root we hand the folders over.
+    login_key = secrets.token_urlsafe(24)
+    (folder / "web").mkdir()
+    (folder / "web" / "user.token").write_text(str(scenario.meta["agent_token"]))
+    (folder / "web" / "login.key").write_text(login_key)
+    # The containers run as 1001 (ERP, web UI) and 1000 (agent); as root we hand the folders over.
+    owned = ((folder / "erp", 1001), (folder / "web", 1001), (folder / "workspace", 1000))
     if os.geteuid() == 0:
-        for root, owner in ((folder / "erp", 1001), (folder / "workspace", 1000)):
+        for root, owner in owned:
             for p in [root, *root.rglob("*")]:
                 os.chown(p, owner, owner)
     else:
-        for p in [folder / "erp", folder / "workspace", *(folder / "erp").rglob("*"), *(folder / "workspace").rglob("*")]:
+        for p in [q for root, _ in owned for q in (root, *root.rglob("*"))]:
             p.chmod(0o777 if p.is_dir() else 0o666)
     env_file.write_text(
         "\n".join([
@@ -115,31 +161,32 @@ def run(args: argparse.Namespace) -> int:
             f"PB_ERP_AGENT_IP={erp_ip}",
             f"PB_ERP_CONTROL_IP={control_ip}",
             f"PB_CONTROL_PORT={args.port}",
+            f"PB_WEB_SUBNET={web_net}",
+            f"PB_WEB_IP={web_ip}",
+            f"PB_WEB_PORT={args.web_port}",
             f"PB_DEBUG_DIR={folder}",
             f"PB_AGENT_TOKEN={scenario.meta['agent_token']}",
         ]) + "\n"
     )
-    _compose(project, env_file, "up", "-d", "erp")
-    url = f"http://127.0.0.1:{args.port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            r = httpx.get(f"{url}/control/health", headers={"Authorization": f"Bearer {token}"}, timeout=2, trust_env=False)
-            if r.status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            _compose(project, env_file, "logs", "erp", check=False, interactive=True)
-            print("orchestrate debug: infra_error: the ERP did not become healthy", file=sys.stderr)
-            return ExitCode.INFRA
-        time.sleep(0.3)
+    _compose(project, env_file, "up", "-d", "erp", "web")
+    url, web_url = f"http://127.0.0.1:{args.port}", f"http://127.0.0.1:{args.web_port}"
+    r = _wait_http(f"{url}/control/health", 120, {"Authorization": f"Bearer {token}"})
+    if r is None:
+        _compose(project, env_file, "logs", "erp", check=False, interactive=True)
+        print("orchestrate debug: infra_error: the ERP did not become healthy", file=sys.stderr)
+        return ExitCode.INFRA
+    if _wait_http(f"{web_url}/healthz", 120) is None:
+        _compose(project, env_file, "logs", "web", check=False, interactive=True)
+        print("orchestrate debug: infra_error: the web UI did not answer", file=sys.stderr)
+        return ExitCode.INFRA
     shell = f"docker-compose -f {COMPOSE_FILE} -p {project} --env-file {env_file} --profile debug run --rm agent"
     print(f"ERP up: business date {r.json().get('business_date')}")
     print(f"control API: {url}  (token: {folder / 'erp' / 'control.token'})")
     print(f"  e.g. curl -H \"Authorization: Bearer $(cat {folder / 'erp' / 'control.token'})\" {url}/control/health")
+    print(f"web UI:      {web_url}/login?key={login_key}  (signed in as {scenario.meta.get('agent_user')})")
     print(f"agent shell: {shell}")
-    print(f"tear down:   orchestrate debug {task} --seed {args.seed} --down")
+    where = f" --runs-root {runs_root}" if args.runs_root else ""
+    print(f"tear down:   orchestrate debug {task} --seed {args.seed}{where} --down")
     if args.no_shell or not sys.stdin.isatty():
         return 0
     return _compose(project, env_file, "run", "--rm", "agent", interactive=True)
