@@ -13,6 +13,7 @@ log starts empty.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -120,6 +121,13 @@ class CompanyBuilder:
         with self.db.transaction() as conn:
             conn.execute(delete(audit_events))
             conn.execute(delete(idempotency))
-        self.db.raw("VACUUM")
-        self.db.raw("PRAGMA journal_mode=DELETE")  # one self-contained file to copy around
+        # One self-contained file to copy around, whose bytes depend only on its content (the
+        # same seed gives the same file, whether the company was built fresh or restored).
+        path = self.db.path
+        compact = path.with_name(path.name + ".compact")
+        compact.unlink(missing_ok=True)
+        self.db.compact_to(compact)
         self.db.close()
+        for suffix in ("-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        os.replace(compact, path)

@@ -33,6 +33,7 @@ from typing import Any
 
 from sqlalchemy import Column, Integer, MetaData, String, Table, Text, inspect, select
 
+from ..kernel.db import create_schema
 from ..kernel.identity import user_roles, users
 
 #: Separate from `kernel.schema.metadata` on purpose: created only by `install`.
@@ -115,7 +116,7 @@ def install(builder: Any, *, grants: Iterable[dict[str, Any]] = (),
     for g in rows:
         _check_grant(g)
     with db.transaction() as conn:
-        infoflow_metadata.create_all(conn)
+        create_schema(conn, infoflow_metadata)
         conn.execute(data_classes.insert(), [{"id": k, "description": d, "sources": s}
                                              for k, (d, s) in CLASSES.items()])
         conn.execute(data_access.insert(), [{c.name: g.get(c.name) for c in data_access.columns if c.name != "id"}

@@ -12,9 +12,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy import create_engine, event
+from sqlalchemy import MetaData, create_engine, event
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import StaticPool
+from sqlalchemy.schema import CreateIndex, CreateTable
 
 from .schema import meta, metadata
 from .storage import StorageHealth, probe_write, storage_cause
@@ -44,6 +45,19 @@ def make_engine(path: str | Path) -> Engine:
     return engine
 
 
+def create_schema(conn: Connection, md: MetaData) -> None:
+    """Create `md`'s tables, then their indexes in name order.
+
+    SQLAlchemy keeps a table's indexes in a set, so `create_all` emits them in an order that
+    changes from one process to the next, and with it the order of sqlite_master and the
+    database file's bytes; the same seed must give the same scenario file, not only the same
+    content."""
+    for table in md.sorted_tables:
+        conn.execute(CreateTable(table))
+    for index in sorted((i for t in md.sorted_tables for i in t.indexes), key=lambda i: str(i.name)):
+        conn.execute(CreateIndex(index))
+
+
 class Database:
     """One open ERP database. Use `transaction()` for every unit of work."""
 
@@ -66,7 +80,7 @@ class Database:
             raise FileExistsError(path)
         db = cls(path)
         with db.lock, db.conn.begin():
-            metadata.create_all(db.conn)
+            create_schema(db.conn, metadata)
         return db
 
     @contextmanager
@@ -136,6 +150,16 @@ class Database:
                 src.backup(target)
             finally:
                 target.close()
+
+    def compact_to(self, dest: str | Path) -> None:
+        """Write the database, compacted, to a new file `dest` (VACUUM INTO, rollback journal).
+
+        Unlike an in-place VACUUM the new file's header starts from fixed counters, so its bytes
+        depend on the content alone, not on how many checkpoints the source went through."""
+        with self.lock:
+            if self.conn.in_transaction():
+                raise RuntimeError("VACUUM INTO cannot run inside a transaction")
+            self._driver().execute("VACUUM INTO ?", (str(dest),))
 
     def close(self) -> None:
         """Checkpoint and close."""
