@@ -119,6 +119,19 @@ def task_tree_hash(slug: str, *, repo: Path = REPO_ROOT) -> str:
         pack = load_task(cur)
         update_with_tree(h, pack.dir.parent, pack.dir.name)
         cur = pack.variant_of
+    _update_with_shared(h, repo)
+    return h.hexdigest()
+
+
+def shared_sources_hash(repo: Path = REPO_ROOT) -> str:
+    """SHA-256 over what every pack's scenario depends on but no pack holds: the task framework,
+    the company generator and the ERP/agent sources (the history cache's key)."""
+    h = hashlib.sha256(b"shared-v1\n")
+    _update_with_shared(h, repo)
+    return h.hexdigest()
+
+
+def _update_with_shared(h: Any, repo: Path) -> None:
     code = repo / "tasks"
     for p in sorted(code.iterdir()):
         if p.name.startswith((".", "__pycache__")):
@@ -127,7 +140,6 @@ def task_tree_hash(slug: str, *, repo: Path = REPO_ROOT) -> str:
             update_with_tree(h, repo, f"tasks/{p.name}")
     for rel in _SHARED_TREES + _SHARED_FILES:
         update_with_tree(h, repo, rel)
-    return h.hexdigest()
 
 
 # ------------------------------------------------------------------------------------- reference
@@ -237,7 +249,7 @@ def ensure_scenario(slug: str, seed: int, *, cache_root: Path | None = None,
                 build_reference(task, scen, tmp / "reference-run", runner, out_dir=tmp / "reference")
                 os.rename(tmp / "reference", final / "reference")
                 return scen
-            task.generate(int(seed), tmp / "scenario")
+            task.generate(int(seed), tmp / "scenario", history_cache=(base / "_history", shared_sources_hash()[:16]))
             built = Scenario(slug, int(seed), tmp / "scenario", key)
             meta = built.meta
             if meta.get("seed") not in (None, int(seed)) or meta.get("task") not in (None, slug):

@@ -138,11 +138,11 @@ class GeneratorContext:
         Called once, by the first generator of the chain; afterwards `ctx.company`, `ctx.erp`,
         `ctx.builder` and `ctx.rng` are the company, its in-process API driver, its builder and
         its seeded random source, and `ctx.tokens` holds every user's token."""
-        from tasks.northgate.build import build_northgate
+        from tasks.northgate.history_cache import northgate_with_history
 
         self._fresh_db()
-        self._company, self._erp = build_northgate(self.db_path, self.seed, history_end=history_end,
-                                                   last_order=last_order)
+        self._company, self._erp = northgate_with_history(self.db_path, self.seed, history_end=history_end,
+                                                          last_order=last_order)
         self._builder = self._company.builder
         self._rng = self._company.rng
         self.tokens.update(self._company.tokens)

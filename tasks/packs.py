@@ -420,13 +420,23 @@ class TaskPack:
             out.update(prof.negative_controls)
         return out
 
-    def generate(self, seed: int, out_dir: Path, *, timeout_s: float = 600) -> Path:
+    def generate(self, seed: int, out_dir: Path, *, timeout_s: float = 600,
+                 history_cache: tuple[Path, str] | None = None) -> Path:
         """Run the pack's generator chain at `seed` into `out_dir` (contracts §7), isolated in a
-        subprocess of this interpreter (`python -m tasks.generate`); return the scenario dir."""
+        subprocess of this interpreter (`python -m tasks.generate`); return the scenario dir.
+
+        `history_cache` (folder, key of the shared sources) lets the company's history be reused
+        across packs and runs (tasks/northgate/history_cache.py)."""
         import os
+
+        from tasks.northgate.history_cache import CACHE_ENV, KEY_ENV
 
         out_dir = Path(out_dir)
         env = dict(os.environ)
+        env.pop(CACHE_ENV, None)
+        env.pop(KEY_ENV, None)
+        if history_cache is not None:
+            env[CACHE_ENV], env[KEY_ENV] = str(history_cache[0]), history_cache[1]
         # The subprocess imports the project from the repository (never from the pack's folder).
         env["PYTHONPATH"] = os.pathsep.join(
             [str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
