@@ -136,7 +136,9 @@ def _update_with_shared(h: Any, repo: Path) -> None:
     for p in sorted(code.iterdir()):
         if p.name.startswith((".", "__pycache__")):
             continue
-        if p.is_file() and p.suffix == ".py" or p.is_dir() and not (p / "task.yaml").exists():
+        # A pack's folder (task.yaml, or task.draft.yaml while it is written) is not shared code.
+        is_pack = p.is_dir() and any((p / name).exists() for name in ("task.yaml", "task.draft.yaml"))
+        if p.is_file() and p.suffix == ".py" or p.is_dir() and not is_pack:
             update_with_tree(h, repo, f"tasks/{p.name}")
     for rel in _SHARED_TREES + _SHARED_FILES:
         update_with_tree(h, repo, rel)
