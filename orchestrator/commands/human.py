@@ -1,7 +1,8 @@
-"""`orchestrate human TASK --seed N --label L [--assisted]`: a person works the attempt's turns.
+"""`orchestrate human TASK --seed N [--label L] [--assisted]`: a person works the attempt's turns.
 
-    orchestrate human payment-run --seed 0 --label pilot-humans
+    orchestrate human payment-run --seed 0
     orchestrate human payment-run --seed 0 --label pilot-humans --assisted --rep 2
+    orchestrate human payment-run --seed 0 --port 8090 --backend local
 
 An isolated attempt like any other (its own ERP from the scenario snapshot, the same turns,
 budgets, handbook, grading), but no agent container: the ERP is shown in a browser UI
@@ -23,7 +24,7 @@ processes bound to 127.0.0.1 (`isolation: none`). Either way the person needs a 
 machine (or an SSH tunnel to its loopback).
 
 Exit status (docs/exit-codes.md): 0 graded (pass or fail: see the verdict), 2 bad input,
-3 infra_error, 4 task_error, 130 interrupted.
+3 infra_error or engine unavailable, 4 task_error, 130 interrupted.
 """
 from __future__ import annotations
 
@@ -43,7 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("task", help="task slug, e.g. payment-run (or TASK+CONDITION)")
     p.add_argument("--seed", type=int, required=True)
-    p.add_argument("--label", required=True, help="runs/<label>/ — keep human baselines under their own labels")
+    p.add_argument("--label", default="human",
+                   help="runs/<label>/ (default human) — keep human baselines under labels of their own")
     p.add_argument("--rep", type=int, default=1, help="repetition number, from 1 (default 1)")
     p.add_argument("--assisted", action="store_true", help="the person works with declared assistance (system human-assisted)")
     p.add_argument("--timeout", type=float, help="override every turn's budget, seconds")
@@ -115,5 +117,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"turn {t['n']}:   {t['date']} {t['duration_s']:.0f}s of {t['budget_s']:.0f}s — {'; '.join(t.get('notes') or [])}")
     if rec.get("error"):
         print(f"error:    [{rec['error'].get('phase')}] {rec['error'].get('message')}")
+    print(f"isolation: {rec['isolation']}   total {rec['timings'].get('total_s', 0):.0f}s")
     print(f"folder:   {result.paths.root}")
     return EXIT.get(rec["outcome"], ExitCode.INFRA)
