@@ -16,7 +16,7 @@ from pathlib import Path
 from repo_paths import REPO_ROOT
 
 ROOT = REPO_ROOT
-PACKAGES = ("erp_service", "agent_sandbox", "model_gateway", "orchestrator", "tasks", "networks", "erp_mcp")
+PACKAGES = ("erp_service", "agent_sandbox", "model_gateway", "orchestrator", "tasks", "networks", "erp_mcp", "erp_web")
 # Which parts a part may import (helper preamble's import rule; docs/architecture.md).
 ALLOWED = {
     "erp_service": set(),
@@ -24,6 +24,7 @@ ALLOWED = {
     "model_gateway": set(),
     "networks": set(),
     "erp_mcp": set(),  # the MCP server talks to the ERP over HTTP only
+    "erp_web": set(),  # the web UI too (the agent API only, with the signed-in user's token)
     "tasks": {"erp_service", "agent_sandbox"},
     "orchestrator": {"erp_service", "agent_sandbox", "model_gateway", "tasks", "networks"},
 }
