@@ -44,10 +44,20 @@ def build_tar(entries: Iterable[Entry]) -> bytes:
     return buf.getvalue()
 
 
+def _raise(exc: OSError) -> None:
+    raise exc
+
+
 def tree_entries(src: Path, prefix: str, *, uid: int, gid: int) -> Iterator[Entry]:
-    """Entries for a host folder (regular files and folders; host symlinks are not followed)."""
+    """Entries for a host folder (regular files and folders; host symlinks are not followed).
+
+    Raises OSError when `src` is not a folder or a folder of it cannot be listed: os.walk alone
+    yields nothing for a missing folder and skips one it cannot list (EMFILE under load), and an
+    empty handbook copied into a workspace fails the agent's turn, not the runtime."""
+    if not Path(src).is_dir():
+        raise FileNotFoundError(f"{src}: no such folder to copy")
     yield Entry(prefix, None, uid, gid, 0o755)
-    for root, dirs, files in os.walk(src, followlinks=False):
+    for root, dirs, files in os.walk(src, followlinks=False, onerror=_raise):
         dirs.sort()
         rel = Path(root).relative_to(src)
         for d in dirs:

@@ -180,6 +180,13 @@ def test_undeclared_placeholders_are_refused_before_anything_runs():
         ServiceSpec(name="Bad", command=("x",))
 
 
+def test_a_missing_handbook_folder_is_never_seeded_as_an_empty_one(backend, sandbox, tmp_path):
+    # The runtime's failure (the scenario's folder gone from the host), not the agent's: on docker
+    # the workspace once got an empty handbook folder and the policy's turn failed on it.
+    with pytest.raises(FileNotFoundError):
+        sandbox.seed_workspace(tmp_path / "scenario-gone" / "handbook")
+
+
 def test_workspace_round_trip_and_turns(backend, sandbox, tmp_path):
     _, cfg, _ = backend
     scenario, task = fake_scenario(tmp_path / "scenario")

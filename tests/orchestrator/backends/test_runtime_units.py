@@ -223,6 +223,27 @@ def test_build_tar_owners(tmp_path):
     assert build_tar([Entry("x", b"1", 0, 0, 0o600)])
 
 
+def test_tree_entries_never_copies_a_missing_or_unlistable_folder_as_empty(tmp_path, monkeypatch):
+    """A handbook folder gone from the host, or one the host cannot list (EMFILE under load), is
+    an error of the runtime: copied as an empty folder it became the agent's failed turn."""
+    import errno
+    import os
+
+    from orchestrator.archives import tree_entries
+
+    with pytest.raises(FileNotFoundError, match="no such folder"):
+        list(tree_entries(tmp_path / "gone", "handbook", uid=1000, gid=1000))
+    (tmp_path / "hb").mkdir()
+    (tmp_path / "hb" / "a.md").write_text("a")
+
+    def scandir(path):
+        raise OSError(errno.EMFILE, "Too many open files", str(path))
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    with pytest.raises(OSError, match="Too many open files"):
+        list(tree_entries(tmp_path / "hb", "handbook", uid=1000, gid=1000))
+
+
 # -- config ---------------------------------------------------------------------------------------
 
 def test_config_validation():
