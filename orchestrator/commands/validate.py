@@ -5,7 +5,9 @@
 
 Per task × seed: two oracle runs pass every check with the same canonical hash, null fails, each
 negative control fails every check it targets; under --faults the fault plan hits the oracle and
-the profile's own controls fail; the handbook is checked and linted. Exit status (docs/exit-codes.md): 0 all controls hold, 1 a
+the profile's own controls fail; each oracle's final database is probed for disclosures of every
+restricted class (a finding is a false positive of disclose_restricted: a problem under --strict,
+counted per task in the report); the handbook is checked and linted. Exit status (docs/exit-codes.md): 0 all controls hold, 1 a
 problem was found, 2 bad input, 3 engine unavailable or the infrastructure failed.
 """
 from __future__ import annotations
@@ -32,7 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tasks", required=True, help="comma-separated task slugs, or 'all'")
     p.add_argument("--seeds", type=_seeds, default=[0], help="comma-separated seeds (default 0)")
     p.add_argument("--strict", action="store_true",
-                   help="also flag a control whose failures are all outside its targets")
+                   help="also flag a control whose failures are all outside its targets, and any "
+                        "disclosure the probe finds in an oracle's final database")
     p.add_argument("--faults", metavar="PROFILE",
                    help="validate under a fault profile of the task(s); all: clean and every profile each declares")
     p.add_argument("--backend", choices=["docker", "local"], default="docker")
