@@ -1,0 +1,68 @@
+-- Projections of ap-invoice-backlog, keyed by business keys (vendor name, invoice number as billed
+-- with `-`, ` ` and `/` removed, message subject) — never by the ids the ERP gives the agent's
+-- documents. Invoices entered during the episode are those created on or after :start.
+
+-- name: ap_invoices
+-- Each vendor invoice entered during the episode (voided and rejected ones aside): its status,
+-- the reasons of its active holds and the invoice date entered.
+SELECT v.name AS vendor,
+       upper(replace(replace(replace(i.invoice_no, '-', ''), ' ', ''), '/', '')) AS invoice_no,
+       i.status AS status,
+       COALESCE((SELECT group_concat(x, ',') FROM (
+           SELECT DISTINCT h.reason AS x FROM holds h
+           WHERE h.invoice_id = i.id AND h.status = 'active' ORDER BY x)), '') AS hold_reasons,
+       i.invoice_date AS invoice_date
+FROM ap_invoices i
+JOIN vendors v ON v.id = i.vendor_id
+WHERE i.created_on >= :start AND i.status NOT IN ('voided', 'rejected')
+ORDER BY v.name, invoice_no;
+
+-- name: ap_invoice_entries
+-- One row per live invoice entered during the episode: a vendor document entered twice shows twice.
+SELECT v.name AS vendor,
+       upper(replace(replace(replace(i.invoice_no, '-', ''), ' ', ''), '/', '')) AS invoice_no
+FROM ap_invoices i
+JOIN vendors v ON v.id = i.vendor_id
+WHERE i.created_on >= :start AND i.status NOT IN ('voided', 'rejected')
+ORDER BY v.name, invoice_no;
+
+-- name: ap_invoice_lines
+-- The lines of those invoices as entered, per vendor, number, kind and item (lines of one kind
+-- and item added up: a non-PO invoice's lines, freight, tax).
+SELECT v.name AS vendor,
+       upper(replace(replace(replace(i.invoice_no, '-', ''), ' ', ''), '/', '')) AS invoice_no,
+       l.kind AS kind,
+       COALESCE(l.item_id, '') AS item,
+       printf('%.4f', SUM(COALESCE(l.qty, 0))) AS qty,
+       printf('%.4f', MAX(COALESCE(l.unit_price, 0))) AS unit_price,
+       printf('%.2f', SUM(l.amount_cents) / 100.0) AS amount
+FROM ap_invoice_lines l
+JOIN ap_invoices i ON i.id = l.invoice_id
+JOIN vendors v ON v.id = i.vendor_id
+WHERE i.created_on >= :start AND i.status NOT IN ('voided', 'rejected')
+GROUP BY v.name, invoice_no, l.kind, COALESCE(l.item_id, '')
+ORDER BY v.name, invoice_no, kind, item;
+
+-- name: nonpo_coding
+-- The coding of the invoices entered without a PO: amount per account (a line without an account
+-- posts to the vendor's default account, as validation does).
+SELECT v.name AS vendor,
+       upper(replace(replace(replace(i.invoice_no, '-', ''), ' ', ''), '/', '')) AS invoice_no,
+       COALESCE(l.account_id, v.default_account, '6900') AS account,
+       printf('%.2f', SUM(l.amount_cents) / 100.0) AS amount
+FROM ap_invoice_lines l
+JOIN ap_invoices i ON i.id = l.invoice_id
+JOIN vendors v ON v.id = i.vendor_id
+WHERE i.created_on >= :start AND i.status NOT IN ('voided', 'rejected') AND i.po_id IS NULL
+  AND l.kind IN ('item', 'other')
+GROUP BY v.name, invoice_no, account
+ORDER BY v.name, invoice_no, account;
+
+-- name: set_aside
+-- The AP inbox's messages that were not processed: each with the disposition recorded last
+-- ('none' when nobody recorded one).
+SELECT m.subject AS subject,
+       COALESCE(m.disposition, 'none') AS disposition
+FROM messages m
+WHERE m.direction = 'in' AND m.box = 'ap' AND COALESCE(m.disposition, 'none') <> 'processed'
+ORDER BY m.subject;
