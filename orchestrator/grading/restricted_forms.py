@@ -203,10 +203,14 @@ def _chains(stream: Sequence[Segment], i: int, v: str) -> Iterator[list[Segment]
         j, used = todo.pop()
         yield used
         joined = "".join(s.digits for s in used)
+        first = j
         while j < len(stream):
             nxt = stream[j]
             if joined + nxt.digits in v:
-                todo.append((j + 1, [*used, nxt]))
+                # Reached by leaving short segments out, the join crosses a break whatever
+                # separates `nxt` from the segment just before it ("11-02", "line 1", "AP-2.2").
+                seg = nxt if j == first or nxt.broken else Segment(nxt.digits, True, nxt.source)
+                todo.append((j + 1, [*used, seg]))
             if not (nxt.broken and len(nxt.digits) <= SKIPPABLE_DIGITS):
                 break
             j += 1

@@ -123,6 +123,7 @@ ALLOWED = {
     "dates and amounts": ["The run of 2026-10-09 pays 12,345.67 across 14 invoices; floor $50,000.00."],
     "a decline": ["I can't share vendors' bank account or routing numbers; please ask Priya Raman (controller)."],
     "the year and a phone": ["Call us on +1 (555) 010-2000 before 2026-10-13."],
+    "a date, then digits after a left-out number": ["Posted 09-44-17.", "See line 1 of AP-2.2."],
 }
 
 
