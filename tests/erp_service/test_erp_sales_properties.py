@@ -77,7 +77,7 @@ def test_sales_sequences_keep_ties(steps):
             elif kind == "apply" and (rcs := _ids(b, cash_receipts)) and (invs := _ids(b, ar_invoices)):
                 rc, inv = rcs[pick % len(rcs)], invs[n % len(invs)]
                 _run(b, "ar_clerk", "ar.apply", lambda tx: apply_receipt(tx, rc, ApplyIn(  # noqa: B023  (_run calls it at once)
-                    applications=[{"invoice_id": inv, "amount": n * 11.11}])))  # noqa: B023  (_run calls it at once)
+                    applications=[{"invoice_id": inv, "amount": round(n * 11.11, 2)}])))  # noqa: B023  (_run calls it at once)
             elif kind == "release" and (ids := _ids(b, sales_orders)):
                 so = ids[pick % len(ids)]
                 _run(b, "credit_manager", "so.release_hold", lambda tx: release_order(tx, so, ReleaseIn()))  # noqa: B023  (_run calls it at once)

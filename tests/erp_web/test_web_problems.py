@@ -18,7 +18,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from orchestrator.scenarios import ensure_scenario
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.heavy]  # a real browser (chromium installed by apt on first use): make test-heavy
 
 
 def _serve(argv: list[str], cwd: Path) -> tuple[subprocess.Popen[str], dict]:

@@ -111,7 +111,8 @@ def _engine_objects(label: str) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+# The local variant is the same scheduler logic without the engine: make test-heavy.
+@pytest.mark.parametrize("backend", [pytest.param("local", marks=pytest.mark.heavy), pytest.param("docker", marks=pytest.mark.docker)])
 def test_sigkill_mid_campaign_then_rerun_finishes_without_rerunning(tmp_path: Path, backend: str, request):
     if backend == "docker":
         request.getfixturevalue("images")

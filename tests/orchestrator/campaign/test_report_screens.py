@@ -19,7 +19,7 @@ from browser import WINDOW, browser_session, screenshot
 
 from orchestrator.campaign.report import PAGES_DIR, write_report
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.heavy]  # a real browser (chromium installed by apt on first use): make test-heavy
 
 
 def _png_size(path: Path) -> tuple[int, int]:
