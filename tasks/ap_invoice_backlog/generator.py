@@ -13,6 +13,7 @@ this generator unchanged. `build(ctx, size)` takes any `Size` (bench/scenario_ge
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 from typing import Any
 
@@ -30,7 +31,7 @@ from .documents import Doc
 from .kit import Kit
 from .plan import FIRST_DAY, SIZES, Backlog, Calendar, Size
 from .routine import routine
-from .vendors import vendor_rows
+from .vendors import NEW_VENDORS, vendor_rows
 
 HISTORY_END, LAST_ORDER = "2026-10-09", "2026-09-28"
 AGENT = "hannah.brooks"
@@ -64,11 +65,37 @@ def build(ctx: GeneratorContext, size: Size) -> Backlog:
     cases.plant(kit, bl, size.exceptions, _october_rent(ctx))
     planted_docs = len(bl.docs)
     routine(kit, bl, size.documents - planted_docs)
+    problems = plan_problems(ng, bl)
+    if problems:
+        raise GenerationError(f"seed {ctx.seed}: " + "; ".join(problems[:5]))
     for user, first, last in bl.leave:
         b.insert(org.leave, user_id=user, start_date=first, end_date=last, note="annual leave")
     _play(ctx, bl, cal)
     _truth(ctx, bl, size, planted_docs)
     return bl
+
+
+def plan_problems(ng: Any, bl: Backlog) -> list[str]:
+    """Where the seed's plan would not mean what the cases say (empty: it does): an added vendor
+    sharing a name or an address with a seeded one, a vendor printing one number twice, a number
+    that is not a reference token, or two invoices that look like one delivery billed twice
+    (same vendor, order, total and date) other than the planted pair."""
+    out = []
+    seeded = {v.name for v in ng.vendors} | {f"ar@{v.domain}" for v in ng.vendors}
+    for nv in NEW_VENDORS:
+        if nv.name in seeded or f"ar@{nv.domain}" in seeded:
+            out.append(f"the added vendor {nv.name} ({nv.domain}) collides with a seeded vendor")
+    invoices = [d for d in bl.docs if d.layout != "letter"] + [d.attach for d in bl.docs if d.attach is not None]
+    originals = [d for d in invoices if not d.key.startswith("resent_copy")]
+    printed = Counter((d.vendor, d.number) for d in originals)
+    out += [f"{v} prints {no} twice" for (v, no), n in sorted(printed.items()) if n > 1]
+    out += [f"{d.vendor} number {d.number} is not LETTERS-DIGITS" for d in originals
+            if not re.fullmatch(r"[A-Za-z]{1,8}-\d+", d.number or "")]
+    twins = Counter((d.vendor, id(d.po), d.total, d.invoice_date) for d in originals if d.po is not None)
+    planted = {(d.vendor, id(d.po), d.total, d.invoice_date) for d in originals if d.key == "same_looking_first"}
+    out += [f"{k[0]}: two invoices on one order with the same total and date" for k, n in twins.items()
+            if n > 1 and k not in planted]
+    return out
 
 
 def _history_numbers(ctx: GeneratorContext) -> dict[str, list[str]]:

@@ -41,8 +41,11 @@ class NewVendor:
     numbering: str                # invoice number pattern: PREFIX-{n} or {n}
 
 
+#: Three-word domains: Northgate's seeded vendors are named "<first> <kind>" (`tasks.northgate.parties`)
+#: and mailed at "<first><kind>.com", so a seed may draw "Summit Industrial" beside these; the
+#: generator refuses a seed whose vendors share a name or an address with the added ones.
 NEW_VENDORS: list[NewVendor] = [
-    NewVendor("V-0201", "Summit Industrial Supply", "summitindustrial.com", "NET30", "Columbus", "OH", "614", "mro",
+    NewVendor("V-0201", "Summit Industrial Supply", "summitindustrialsupply.com", "NET30", "Columbus", "OH", "614", "mro",
               "INV-{n5}"),
     NewVendor("V-0202", "Great Lakes Tool & Abrasive", "greatlakestool.com", "NET30", "Toledo", "OH", "419", "mro",
               "INV-{n5}"),
