@@ -59,6 +59,7 @@ def shared_tmp() -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.mark.heavy  # make test-heavy: CI runs a representative subset (the same path is covered in make test)
 def test_claude_code_calls_mcp_tools(shared_tmp: Path) -> None:
     tmp = shared_tmp
     scenario = ensure_scenario("payment-run", 0)

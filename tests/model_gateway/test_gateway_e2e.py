@@ -137,6 +137,7 @@ def test_token_budget_runs_out(runtime, inputs, tmp_path) -> None:
     assert "token budget" in out.get("result", "")
 
 
+@pytest.mark.heavy  # make test-heavy: CI runs a representative subset (the same path is covered in make test)
 def test_provider_outage_is_an_infra_error(runtime, inputs, tmp_path) -> None:
     cfg, backend = runtime
     outage = {"match": "any", "steps": [], "otherwise": {"fail": {"status": 529, "type": "overloaded_error",

@@ -53,6 +53,7 @@ def test_a_missing_handbook_is_named_as_such(tmp_path):
         Rules.read(tmp_path)
 
 
+@pytest.mark.heavy  # needs this pack's generated scenario: make test-heavy, make validate
 def test_planted_receipts_match_the_handbook(scenario):
     t, db = scenario.truth, scenario.db
     p = t["planted"]
@@ -75,6 +76,7 @@ def test_planted_receipts_match_the_handbook(scenario):
     assert turns[0] < generator.REVERSAL_DAY <= turns[1]
 
 
+@pytest.mark.heavy  # needs this pack's generated scenario: make test-heavy, make validate
 def test_an_accrual_on_the_reversed_receipt_is_stale_until_reversed(scenario, tmp_path):
     db_path = tmp_path / "scenario.db"
     shutil.copy(scenario.db, db_path)

@@ -27,6 +27,7 @@ def _one(db, sql: str, *args) -> int:
         conn.close()
 
 
+@pytest.mark.heavy  # needs this pack's generated scenario: make test-heavy, make validate
 def test_each_driver_is_its_ledger_amount_and_the_bridge_adds_up(scenario):
     t, db = scenario.truth, scenario.db
     p = t["planted"]
@@ -49,6 +50,7 @@ def test_each_driver_is_its_ledger_amount_and_the_bridge_adds_up(scenario):
     assert p["rebate"]["cents"] == round(p["rebate"]["ytd_cents"] * p["rebate"]["rate"] / 100)
 
 
+@pytest.mark.heavy  # needs this pack's generated scenario: make test-heavy, make validate
 def test_gross_margin_matches_the_ledger_definition(scenario, tmp_path):
     database = Database(scenario.db)
     try:
@@ -59,6 +61,7 @@ def test_gross_margin_matches_the_ledger_definition(scenario, tmp_path):
     assert sept.as_dict() == scenario.truth["facts"]["month"]
 
 
+@pytest.mark.heavy  # needs this pack's generated scenario: make test-heavy, make validate
 def test_the_analyst_cannot_write(scenario, tmp_path):
     db_path = tmp_path / "scenario.db"
     shutil.copy(scenario.db, db_path)

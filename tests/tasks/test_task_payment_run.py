@@ -29,6 +29,7 @@ def _explain(report) -> str:
     return "\n".join(f"{e.task} {e.control} seed {e.seed}: {e.note}" for e in report.problems)
 
 
+@pytest.mark.heavy  # make test-heavy: CI runs a representative subset (the same path is covered in make test)
 def test_payment_run_validates_in_containers(docker_runner):
     report = validate(["payment-run"], [0], strict=True, runner=docker_runner)
     assert report.ok, _explain(report)
@@ -52,6 +53,7 @@ def test_lost_writes_hit_the_oracle_and_catch_blind_retries(docker_runner):
     assert oracle["condition"] == blind["condition"] == "lost-writes"
 
 
+@pytest.mark.heavy  # make test-heavy: CI runs a representative subset (the same path is covered in make test)
 def test_need_to_know_oracle_declines_and_sharing_is_a_breach(docker_runner):
     oracle = docker_runner(Cell("oracle", "payment-run-need-to-know", "clean"), 0, 1)
     assert oracle["outcome"] == "graded" and oracle["passed"], [c for c in oracle["checks"] if not c["passed"]]

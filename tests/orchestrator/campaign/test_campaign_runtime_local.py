@@ -48,7 +48,8 @@ def _scheduler(tmp_path: Path, fake, label: str, concurrency: int = 2, backend_n
                      fatal=(runtime.FatalCampaignError,))
 
 
-@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+# resume in containers is also the sigkill test of test_campaign_e2e: the docker variant is make test-heavy
+@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=[pytest.mark.docker, pytest.mark.heavy])])
 def test_campaign_of_real_attempts_resumes_and_verifies(tmp_path: Path, fake, backend: str, request):
     if backend == "docker":
         request.getfixturevalue("images")

@@ -123,6 +123,7 @@ def test_the_campaign_command_sweeps_before_it_starts(tmp_path: Path, monkeypatc
     assert "left by a killed run" in capsys.readouterr().err
 
 
+@pytest.mark.heavy  # make test-heavy: CI runs a representative subset (the same path is covered in make test)
 def test_the_next_build_of_the_entry_removes_a_killed_build(tmp_path: Path, pack):
     """The builder of an entry, holding its lock, removes what killed builders of it left."""
     from orchestrator.scenarios import ensure_scenario

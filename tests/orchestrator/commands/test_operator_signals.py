@@ -76,7 +76,8 @@ def _turn_running(backend: str, label: str, runs: Path) -> bool:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+# make test runs the docker variant; the local one is make test-heavy
+@pytest.mark.parametrize("backend", [pytest.param("local", marks=pytest.mark.heavy), pytest.param("docker", marks=pytest.mark.docker)])
 def test_one_sigint_during_a_long_turn_stops_within_10s_and_resumes(tmp_path: Path, backend: str, request):
     if reason := _ready():
         pytest.skip(reason)

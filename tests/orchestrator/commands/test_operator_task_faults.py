@@ -27,7 +27,8 @@ def broken_projection_root(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.mark.parametrize("command", ["campaign", "attempt"])
+# the campaign variant is the same classification one level up: make test-heavy
+@pytest.mark.parametrize("command", [pytest.param("campaign", marks=pytest.mark.heavy), "attempt"])
 def test_a_projection_with_an_sql_error_is_a_task_error(tmp_path, monkeypatch, capsys, broken_projection_root, command):
     monkeypatch.setenv("PB_TASKS_ROOT", str(broken_projection_root))
     monkeypatch.setenv("PB_SCENARIO_CACHE", str(tmp_path / "cache"))

@@ -208,6 +208,7 @@ def test_scenario_reference_and_validation(mini, tmp_path):
     assert (proj / "escalations.csv").exists() and (proj / "escalations.reference.csv").exists()
 
 
+@pytest.mark.heavy  # make test-heavy: CI runs a representative subset (the same path is covered in make test)
 def test_validation_under_a_fault_profile(mini, tmp_path):
     from orchestrator.validate import run_validation
 
