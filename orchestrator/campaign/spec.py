@@ -217,6 +217,15 @@ def split_cells(text: str) -> list[str]:
     return out
 
 
+def _names_a_file(text: str) -> bool:
+    """True when `text` is the path of an existing file. A long cell list is no path at all
+    (the OS refuses a name over 255 bytes with ENAMETOOLONG, which `is_file` does not absorb)."""
+    try:
+        return Path(text).is_file()
+    except OSError:
+        return False
+
+
 def spec_from_args(
     cells: str | None,
     *,
@@ -253,7 +262,7 @@ def spec_from_args(
         overrides["concurrency"] = concurrency
     if backend is not None:
         overrides["backend"] = backend
-    if cells is not None and (cells.endswith((".yaml", ".yml")) or Path(cells).is_file()):
+    if cells is not None and (cells.endswith((".yaml", ".yml")) or _names_a_file(cells)):
         base = load_spec_file(Path(cells)).model_dump(exclude_none=True)
         source = cells
     else:

@@ -80,6 +80,17 @@ def test_attempt_refuses_a_label_that_is_not_one_folder_name(tmp_path, capsys, l
     assert main(["campaign", "--cells", "null:payment-run", "--label", label, "--runs-root", str(runs)]) == 2
 
 
+def test_a_cell_list_longer_than_a_file_name_is_a_cell_list():
+    # Six tasks' oracle and null cells exceed the OS's 255-byte name limit: asking whether that
+    # "file" exists raised ENAMETOOLONG, and the campaign ended as an infrastructure error.
+    tasks = ["payment-run", "requisition-approval-queue", "procure-to-pay-week", "mrp-planner-week",
+             "month-end-close", "margin-bridge"]
+    text = ",".join(f"{system}:{task}" for task in tasks for system in ("oracle", "null"))
+    assert len(text) > 255
+    spec = spec_from_args(text)
+    assert spec.cells == text.split(",")
+
+
 def test_commas_inside_a_condition_stay_in_the_cell():
     text = "oracle:payment-run+lost-writes,flaky-writes,seed=3,null:payment-run,neg:skip-check:payment-run+lost-writes"
     assert split_cells(text) == [
