@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 
 from agent_sandbox.systems import SystemSpec
+from orchestrator.backends.route_fix import run_route_script
 from orchestrator.errors import ConfigError, InfraError, Phase
 from orchestrator.model_access import ModelAccess, ModelAccessError, load_model_access, new_virtual_key
 from orchestrator.model_usage import GatewayControl, GatewayUnavailable, LedgerStreamer, attempt_usage, turn_usage
@@ -252,18 +253,9 @@ def pin_gateway_routes(sandbox: Any, ips: list[str]) -> list[str]:
     script = "ip -4 route del default 2>/dev/null; " + "".join(
         f"ip -4 route add {ip}/32 via {block.gateway} || exit 3; " for ip in beyond) + "ip -4 route show"
     gateway = sandbox.containers[GATEWAY]
-    fix = sandbox.client.containers.create(
-        sandbox.backend.agent_image, entrypoint=["sh", "-c", script], command=[], user="0:0",
-        network_mode=f"container:{gateway.id}", cap_drop=["ALL"], cap_add=["NET_ADMIN"],
-        labels=sandbox.labels("gateway-netfix"), name=f"{sandbox.prefix}-gateway-netfix")
-    try:
-        fix.start()
-        status = fix.wait(timeout=60)
-        table = fix.logs(stdout=True, stderr=True).decode(errors="replace").strip().splitlines()
-    finally:
-        fix.remove(force=True)
-    if status.get("StatusCode") != 0 or any(line.startswith("default") for line in table):
-        raise GatewayFailed(f"could not pin the gateway's routes (exit {status.get('StatusCode')}): {table!r}",
+    code, table = run_route_script(sandbox, gateway, script, "gateway-netfix")
+    if code != 0 or any(line.startswith("default") for line in table):
+        raise GatewayFailed(f"could not pin the gateway's routes (exit {code}): {table!r}",
                             phase=Phase.SERVICES)
     return table
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from orchestrator.backends.route_fix import run_route_script
 from orchestrator.backends.services import HealthCheck, Listener, NetworkRole, ServiceEndpoints, ServiceFile, ServiceSpec
 from orchestrator.config import RuntimeConfig
 from orchestrator.errors import Phase, ServiceUnhealthy
@@ -147,18 +148,8 @@ def drop_default_route(sandbox: Any) -> list[str]:
     no capability), deletes the route and prints the table, which is checked here."""
     web = sandbox.containers[WEB]
     script = "ip -4 route del default 2>/dev/null; ip -6 route del default 2>/dev/null; ip -4 route show"
-    fix = sandbox.client.containers.create(
-        sandbox.backend.agent_image, entrypoint=["sh", "-c", script], command=[], user="0:0",
-        network_mode=f"container:{web.id}", cap_drop=["ALL"], cap_add=["NET_ADMIN"],
-        security_opt=["no-new-privileges:true"], read_only=True,
-        labels=sandbox.labels("web-netfix"), name=f"{sandbox.prefix}-web-netfix")
-    try:
-        fix.start()
-        status = fix.wait(timeout=60)
-        table = fix.logs(stdout=True, stderr=True).decode(errors="replace").strip().splitlines()
-    finally:
-        fix.remove(force=True)
-    if status.get("StatusCode") != 0 or any(line.startswith("default") for line in table):
-        raise WebUnhealthy(f"could not delete the web UI's default route (exit {status.get('StatusCode')}): {table!r}",
+    code, table = run_route_script(sandbox, web, script, "web-netfix")
+    if code != 0 or any(line.startswith("default") for line in table):
+        raise WebUnhealthy(f"could not delete the web UI's default route (exit {code}): {table!r}",
                            phase=Phase.SERVICES, post_mortems=sandbox.post_mortems())
     return table
