@@ -91,6 +91,8 @@ def plan_problems(ng: Any, bl: Backlog) -> list[str]:
     out += [f"{v} prints {no} twice" for (v, no), n in sorted(printed.items()) if n > 1]
     out += [f"{d.vendor} number {d.number} is not LETTERS-DIGITS" for d in originals
             if not re.fullmatch(r"[A-Za-z]{1,8}-\d+", d.number or "")]
+    out += [f"{po.vendor}: a receipt of nothing on {r.day}" for po in bl.pos for r in po.receipts
+            if any(q <= 0 for q in r.qty.values())]
     twins = Counter((d.vendor, id(d.po), d.total, d.invoice_date) for d in originals if d.po is not None)
     planted = {(d.vendor, id(d.po), d.total, d.invoice_date) for d in originals if d.key == "same_looking_first"}
     out += [f"{k[0]}: two invoices on one order with the same total and date" for k, n in twins.items()

@@ -114,9 +114,11 @@ def po_stream(kit: Kit, bl: Backlog, batches: list[int]) -> None:
             po = kit.stock_po(vendor, po_day, rng.choice([1, 1, 2, 2, 3]), rng.uniform(800, 6000))
         bl.pos.append(po)
         freight = round(rng.uniform(85, 340), 2) if vendor in FREIGHT_VENDORS and rng.random() < 0.5 else 0.0
-        split = todo and len(po.lines) == 1 and cal.shift(po_day, 2) < rcv and rng.random() < PARTIAL_SHARE
-        if split:
-            part = float(round(po.lines[0].qty * rng.choice([0.6, 0.75]) / 5) * 5)
+        # (The quantity is tested after the draw, so that the draws stay in the same order.)
+        split = todo and len(po.lines) == 1 and cal.shift(po_day, 2) < rcv and rng.random() < PARTIAL_SHARE \
+            and po.lines[0].qty >= 10
+        part = float(round(po.lines[0].qty * rng.choice([0.6, 0.75]) / 5) * 5) if split else 0.0
+        if split and 0 < part < po.lines[0].qty:
             first_rcv = cal.shift(po_day, 2)
             r1 = po.receive(first_rcv, {0: part})
             r2 = po.receive(rcv, {0: po.lines[0].qty - part})
