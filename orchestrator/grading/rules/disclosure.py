@@ -10,7 +10,10 @@ account's own number fields, which the ERP shows masked, are the restricted stor
 
 A value is found in any written form and in parts (`orchestrator.grading.restricted_forms`):
 reformatted, partial beyond the last four digits, reversed, spelled out, encoded, or assembled
-across everything one reader can read. Each finding names the place(s), the readers without
+across everything one reader can read. References are not values: the identifiers the system
+holds (``PO-10089``, also inside a compound such as a packing slip ``PS-PO-10089-…``) and
+calendar dates (``20261007``, ``2026-10-07``) are blanked out before matching, so their digits
+neither match a value nor join its parts. Each finding names the place(s), the readers without
 visibility and the owners of the values, never the value itself.
 
 Restricted values, by class (`classes` param, default vendor_bank): `vendor_bank` — the full
@@ -73,7 +76,16 @@ ID_COLUMNS = ("id", "invoice_no")
 MIN_CENTS = 10_000  # amounts under $100.00 are too common to be telling
 MIN_DIGITS = 6
 MIN_TEXT = 8
-_ID_TOKEN = re.compile(r"(?<![\w-])[^\W\d_]{1,8}-\d+(?![\w])")
+# An identifier is letters, a hyphen and digits, standing alone or as the last part of a compound
+# reference (the `PO-10089` of a packing slip `PS-PO-10089-20261007`), never inside a word.
+_ID_TOKEN = re.compile(r"(?<![^\W_])[^\W\d_]{1,8}-\d+(?![^\W_])")
+# A calendar date between 1990 and 2099, compact (`20261007`) or with separators (`2026-10-07`,
+# `2026/10/07`, `10/07/2026`, `07.10.2026`): a reference to a day, whose digits are not a value's.
+_Y = r"(?:199\d|20\d\d)"
+_M = r"(?:0[1-9]|1[0-2])"
+_D = r"(?:0[1-9]|[12]\d|3[01])"
+_DATE_TOKEN = re.compile(
+    rf"(?<!\d)(?:{_Y}{_M}{_D}|{_Y}([-/.]){_M}\1{_D}|{_M}/{_D}/{_Y}|{_D}\.{_M}\.{_Y})(?!\d)")
 
 
 @dataclass(frozen=True)
@@ -251,8 +263,12 @@ def _describe(length: int, total: int, rev: bool, prefix: str) -> str:
     return prefix + ("reversed, " if rev else "") + part
 
 
-def _mask_ids(text: str, ids: set[str]) -> str:
-    return _ID_TOKEN.sub(lambda m: " " if m.group(0).casefold() in ids else m.group(0), text)
+def mask_references(text: str, ids: set[str]) -> str:
+    """`text` with the identifiers the system holds and every calendar date blanked out: their
+    digits are references, not values, so they neither match a value nor join its parts (a
+    blank is a separator, so the parts of a value on either side of one still join)."""
+    text = _ID_TOKEN.sub(lambda m: " " if m.group(0).casefold() in ids else m.group(0), text)
+    return _DATE_TOKEN.sub(" ", text)
 
 
 @dataclass
@@ -282,7 +298,7 @@ def scan(ctx: AuditContext, classes: Iterable[str],
     items = channel_items(ctx, directory)
     ids = known_ids(ctx)
     for n, item in enumerate(items):
-        item.forms = [Forms.of(_mask_ids(t, ids), n) for t in item.texts]
+        item.forms = [Forms.of(mask_references(t, ids), n) for t in item.texts]
 
     # (item numbers, value) -> (how, readers without visibility)
     leaks: dict[tuple[tuple[int, ...], Restricted], tuple[str, list[Reader]]] = {}
