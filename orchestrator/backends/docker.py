@@ -47,6 +47,7 @@ from orchestrator.backends.docker_containers import (
     hardening,
     post_mortem_of,
     published_urls,
+    start_container,
     uid_gid,
 )
 from orchestrator.backends.docker_firewall import BRIDGE_NAME_OPTION, HostFirewall, remove_networks
@@ -54,13 +55,7 @@ from orchestrator.backends.docker_limits import limit_client, process_limiter
 from orchestrator.backends.services import ServiceEndpoints, ServiceSpec, ServiceSpecError
 from orchestrator.cancel_watch import CancelWatch
 from orchestrator.config import RuntimeConfig
-from orchestrator.errors import (
-    ContainerStartError,
-    EngineError,
-    InfraError,
-    Phase,
-    PostMortem,
-)
+from orchestrator.errors import ContainerStartError, EngineError, InfraError, Phase, PostMortem
 from orchestrator.integrity import ServiceDeath
 from orchestrator.reaper import reap
 from orchestrator.volume_quota import start_keeper, tmpfs_volume_options
@@ -286,7 +281,7 @@ class DockerSandbox(Sandbox):
                 init=self.backend.has_init,
             )
             self.containers["netns"] = holder
-            holder.start()
+            start_container(holder)
             fix = self.client.containers.create(
                 self.backend.agent_image,
                 entrypoint=["sh", "-c", ROUTE_FIX],
@@ -301,7 +296,7 @@ class DockerSandbox(Sandbox):
                 read_only=True,
             )
             self.containers["netfix"] = fix
-            fix.start()
+            start_container(fix)
             status = fix.wait(timeout=60)
             left = fix.logs(stdout=True, stderr=False).decode().strip()
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
@@ -362,7 +357,7 @@ class DockerSandbox(Sandbox):
                 nets[role].connect(container, ipv4_address=addresses[role],
                                    aliases=list(spec.aliases) if role == "attempt" and spec.aliases else None)
             container.put_archive(cp.service_data_mount, build_tar(entries))
-            container.start()
+            start_container(container)
             urls = {li.name: f"http://{addresses[li.network]}:{li.port}" for li in spec.listeners} | published_urls(container, spec)
         except docker.errors.DockerException as exc:
             pm = [post_mortem_of(container)] if container is not None else []
@@ -510,7 +505,7 @@ class DockerSandbox(Sandbox):
             files = [Entry(name, data, 0, 0, 0o644) for name, data in sorted(turn.files.items())]
             files.append(Entry("out", None, uid, gid, 0o755))
             container.put_archive(cp.turn_dir, build_tar(files))
-            container.start()
+            start_container(container)
         except docker.errors.DockerException as exc:
             pms = [post_mortem_of(container)] if container is not None else []
             raise ContainerStartError(f"agent container of turn {turn.n}: {exc}", phase=Phase.TURN, post_mortems=pms) from exc

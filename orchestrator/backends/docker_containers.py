@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import docker
 
 from orchestrator.backends.services import ServiceSpec
 from orchestrator.errors import ContainerStartError, EngineError, Phase, PostMortem
@@ -15,8 +18,11 @@ log = logging.getLogger(__name__)
 
 # A cancelled turn gets this long (s) between SIGTERM and SIGKILL (a budget's end gets kill_grace_s).
 CANCEL_GRACE_S = 2
-
-log = logging.getLogger(__name__)
+# The engine's StartedAt of a container whose process never started.
+NEVER_STARTED = "0001-01-01T00:00:00Z"
+# A start the engine refuses before the container's process ran is tried this often in all.
+START_TRIES = 3
+START_RETRY_PAUSE_S = 0.5
 
 PYTHON = "/opt/venv/bin/python"
 TURN_ENTRYPOINT = [PYTHON, "-m", "agent_sandbox.turn"]
@@ -49,6 +55,36 @@ def published_urls(container: Any, spec: ServiceSpec) -> dict[str, str]:
                                       f"(bindings: {bound}); is its network internal?", phase=Phase.SERVICES)
         out[li.name] = f"http://{li.publish}:{hit[0]['HostPort']}"
     return out
+
+
+def has_run(state: dict[str, Any]) -> bool:
+    """Whether an engine's `State` of a container shows that its process started (it may have
+    exited since): running now, or a real StartedAt."""
+    return bool(state.get("Running")) or str(state.get("StartedAt") or NEVER_STARTED) != NEVER_STARTED
+
+
+def start_container(container: Any, *, pause: Callable[[float], None] = time.sleep) -> int:
+    """Start a created container; returns how many refused starts were tried again.
+
+    Under load, the engine sometimes refuses a start with "cannot start a stopped process"
+    (runc's init died before the process was released), although nothing of the container's own
+    code ran: that start is tried again, up to START_TRIES in all. When the engine's state shows
+    the process did start (it ran and exited before the engine answered), the start is done and
+    the caller's wait reads its exit. Raises `docker.errors.DockerException` when every try was
+    refused, or when the container cannot be inspected."""
+    for n in range(START_TRIES):
+        try:
+            container.start()
+            return n
+        except docker.errors.APIError as exc:
+            container.reload()
+            if has_run(container.attrs.get("State") or {}):
+                return n
+            if n + 1 == START_TRIES:
+                raise
+            log.warning("engine refused to start %s (%s); trying again", getattr(container, "name", "?"), exc)
+            pause(START_RETRY_PAUSE_S)
+    raise AssertionError("unreachable")  # the loop returns or raises
 
 
 def engine_error(what: str, phase: Phase) -> Callable[[Exception], EngineError]:
