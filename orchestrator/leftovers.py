@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator import labels as L
+from orchestrator.scenario_dir import cache_root_default
 
 log = logging.getLogger(__name__)
 
@@ -104,8 +105,6 @@ def sweep_cache(config: Any = None) -> list[Path]:
     """Both sweeps over the configured caches (scenario cache, local scratch root); never raises."""
     removed: list[Path] = []
     with contextlib.suppress(Exception):
-        from orchestrator.scenarios import cache_root_default
-
         removed += sweep_builds(cache_root_default())
     scratch = getattr(config, "scratch_root", None)
     if scratch is not None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Protocol
 
 from orchestrator.errors import ConfigError
+from orchestrator.scenario_dir import cache_root_default
 
 #: Folders that may not be mounted, nor anything inside them.
 SYSTEM_TREES = ("/etc", "/proc", "/sys", "/dev", "/run", "/var/run", "/boot", "/var/lib/docker",
@@ -71,7 +72,6 @@ def runtime_places(config: object | None = None, scenario_dir: Path | None = Non
     cache attempts use by default and, when given, the attempt's own scenario folder (it may
     live in another cache)."""
     from orchestrator.config import RuntimeConfig
-    from orchestrator.scenarios import cache_root_default
 
     cfg = config if isinstance(config, RuntimeConfig) else RuntimeConfig.from_env()
     places = protected_places(scenario_cache=cache_root_default(), runs_root=cfg.runs_root,

@@ -1,8 +1,8 @@
 """The reference run: the oracle through the *local* backend, ungraded, for a scenario's reference.
 
 `orchestrator.scenarios.build_reference` uses `oracle_final_db_local` unless given another
-runner; it lives here, beside the attempt runtime, so that the scenario cache does not import the
-runtime and the runtime does not import the scenario cache.
+runner. The scenario cache imports this module (and so the runtime); this module and the runtime
+read a scenario through `orchestrator.scenario_dir` only, so neither imports the cache back.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from orchestrator.attempt import AttemptSpec, run_attempt
 from orchestrator.backends import make_backend
 from orchestrator.cells import Cell
 from orchestrator.config import RuntimeConfig
-from orchestrator.scenarios import Scenario, ScenarioError
+from orchestrator.scenario_dir import Scenario, ScenarioError
 from tasks.packs import TaskPack
 
 

@@ -11,6 +11,10 @@ every folder of tasks/ that is not a pack), `erp_service`, `agent_sandbox` (the 
 client) and the projection formatter: change any of them and a
 new scenario is built. Creation is atomic (build in a temp dir, then rename) and serialised by a
 lock file, so concurrent campaigns never see half a scenario nor build the same one twice.
+
+The folder itself (`Scenario`, `ScenarioError`, the cache's default root) is
+`orchestrator/scenario_dir.py`, which the attempt runtime reads; this module builds on the
+runtime (`orchestrator/reference.py` runs the oracle), never the other way round.
 """
 from __future__ import annotations
 
@@ -21,89 +25,20 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from orchestrator.hashing import update_with_tree
+from orchestrator.leftovers import remove_stale_builds
+from orchestrator.reference import oracle_final_db_local
+from orchestrator.scenario_dir import Scenario, ScenarioError, cache_root_default
 from tasks.packs import REPO_ROOT, TaskPack
 from tasks.registry import load_task
 
-DEFAULT_CACHE = REPO_ROOT / ".cache" / "scenarios"
 # Code outside the pack that shapes a scenario or its reference (besides every shared folder of
 # tasks/, i.e. every folder that is not a pack, such as the company generator).
 _SHARED_TREES = ["erp_service", "agent_sandbox"]
 _SHARED_FILES = ["orchestrator/grading/projections.py"]
-
-
-class ScenarioError(RuntimeError):
-    """A scenario could not be built, or its reference contradicts truth.json (a task bug)."""
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One turn of a scenario (`turns.yaml`)."""
-
-    n: int
-    date: str
-    from_user: str
-    from_name: str
-    from_title: str
-    request: str
-    budget_s: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """A generated scenario directory (and its reference, once built)."""
-
-    slug: str
-    seed: int
-    dir: Path
-    key: str
-
-    @property
-    def db(self) -> Path:
-        return self.dir / "scenario.db"
-
-    @property
-    def world(self) -> Path:
-        return self.dir / "world.json"
-
-    @property
-    def handbook_dir(self) -> Path:
-        return self.dir / "handbook"
-
-    @property
-    def reference_dir(self) -> Path:
-        return self.dir / "reference"
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        return json.loads((self.dir / "scenario.json").read_text(encoding="utf-8"))
-
-    @property
-    def truth(self) -> dict[str, Any]:
-        p = self.dir / "truth.json"
-        return json.loads(p.read_text(encoding="utf-8")) if p.exists() else {}
-
-    @property
-    def turns(self) -> list[Turn]:
-        raw = yaml.safe_load((self.dir / "turns.yaml").read_text(encoding="utf-8")) or []
-        turns = []
-        for i, t in enumerate(raw):
-            try:
-                turns.append(Turn(n=int(t["n"]), date=str(t["date"]), from_user=str(t["from_user"]),
-                                  from_name=str(t["from_name"]), from_title=str(t["from_title"]),
-                                  request=str(t["request"]), budget_s=float(t["budget_s"])))
-            except (KeyError, TypeError, ValueError) as exc:
-                raise ScenarioError(f"{self.dir / 'turns.yaml'}: turn [{i}]: {exc!r}") from None
-        return turns
 
 
 # ------------------------------------------------------------------------------------- hashing
@@ -191,11 +126,7 @@ def build_reference(task: TaskPack, scenario: Scenario, scratch: Path,
     from orchestrator.grading.grader import projection_params
     from orchestrator.grading.projections import run_all, write_csvs
 
-    if runner is None:
-        from orchestrator.reference import oracle_final_db_local  # lazily: that module imports this one
-
-        runner = oracle_final_db_local
-    final_db = runner(task, scenario, scratch)
+    final_db = (runner or oracle_final_db_local)(task, scenario, scratch)
     meta = scenario.meta
     tables = run_all(final_db, task.projections, projection_params(
         meta, str(meta.get("grading_date") or task.spec.grading_date)))
@@ -213,11 +144,6 @@ def build_reference(task: TaskPack, scenario: Scenario, scratch: Path,
 
 
 # ------------------------------------------------------------------------------------ the cache
-
-
-def cache_root_default() -> Path:
-    env = os.environ.get("PB_SCENARIO_CACHE")
-    return Path(env) if env else DEFAULT_CACHE
 
 
 def ensure_scenario(slug: str, seed: int, *, cache_root: Path | None = None,
@@ -240,8 +166,6 @@ def ensure_scenario(slug: str, seed: int, *, cache_root: Path | None = None,
         fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be building this very scenario
         if ready():
             return Scenario(slug, int(seed), final, key)
-        from orchestrator.leftovers import remove_stale_builds
-
         remove_stale_builds(final.parent, final.name)  # we hold the lock: those builders are dead
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{final.name}-", dir=final.parent))
         try:

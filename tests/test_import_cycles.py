@@ -1,11 +1,14 @@
-"""No module of the tree imports another that imports it back (module-level imports).
+"""No module of the tree imports another that imports it back, at any depth.
 
 The graph is read from the source with `ast` (nothing is imported): every `import` / `from ...
-import` at module level (also inside a top-level `try`/`if`, but not under `if TYPE_CHECKING:`),
-resolved to the modules of erp_service, agent_sandbox, orchestrator, tasks and networks.
+import` anywhere in a module (at module level, inside `try`/`if`, and inside functions and
+classes: an import deferred into a function still ties the two modules together, it only hides
+the tie until the call), except under `if TYPE_CHECKING:` (never run), resolved to the modules of
+the tree's parts.
 Importing `a.b.c` also runs `a/__init__` and `a/b/__init__`, so those count too, except the
 importer's own ancestors (a package importing its submodules is the normal layout). A cycle is a
 strongly connected component of more than one module; the failure lists each one with its edges.
+`PENDING_CYCLES` names the cycles whose fix waits on files other work owns, with the fix.
 """
 from __future__ import annotations
 
@@ -28,6 +31,16 @@ ALLOWED = {
     "tasks": {"erp_service", "agent_sandbox"},
     "orchestrator": {"erp_service", "agent_sandbox", "model_gateway", "tasks", "networks"},
 }
+# Cycles whose fix lies in files other work owns at the moment, each with its fix. The test fails
+# when a listed cycle changes or is gone (then delete its entry), so no entry outlives its fix.
+PENDING_CYCLES = {
+    ("orchestrator.backends", "orchestrator.backends.docker", "orchestrator.reaper"): (
+        "the reaper removes the docker backend's engine objects and its bridges' firewall rules "
+        "(backends/docker_firewall.py), and make_backend in backends/__init__ imports backends.docker, "
+        "which imports the reaper: move reaper.py into orchestrator/backends/ (docker.py and "
+        "commands/reap.py import it from there)"
+    ),
+}
 
 
 def _modules() -> dict[str, Path]:
@@ -46,21 +59,25 @@ def _modules() -> dict[str, Path]:
     return out
 
 
-def _top_level(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
-    for node in body:
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            yield node
-        elif isinstance(node, ast.If):
-            test = node.test
-            if (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-                isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-            ):
-                continue
-            yield from _top_level(node.body)
-            yield from _top_level(node.orelse)
-        elif isinstance(node, ast.Try):
-            for block in (node.body, node.orelse, node.finalbody, *[h.body for h in node.handlers]):
-                yield from _top_level(block)
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import under node, at any depth, except the body of `if TYPE_CHECKING:`."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.Import, ast.ImportFrom)):
+            yield child
+        elif isinstance(child, ast.If) and _is_type_checking(child):
+            for stmt in child.orelse:  # an `else:` of TYPE_CHECKING does run
+                if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                    yield stmt
+                yield from _imports(stmt)
+        else:
+            yield from _imports(child)
 
 
 def _targets(name: str, path: Path, node: ast.Import | ast.ImportFrom, modules: dict[str, Path]) -> set[str]:
@@ -90,13 +107,13 @@ def _targets(name: str, path: Path, node: ast.Import | ast.ImportFrom, modules: 
 
 
 def import_graph() -> dict[str, set[str]]:
-    """Module -> the tree's modules it imports at module level."""
+    """Module -> the tree's modules it imports (anywhere but under `if TYPE_CHECKING:`)."""
     modules = _modules()
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         edges: set[str] = set()
-        for node in _top_level(tree.body):
+        for node in _imports(tree):
             edges |= _targets(name, path, node, modules)
         graph[name] = edges - {name}
     return graph
@@ -163,13 +180,44 @@ def test_the_graph_sees_real_imports():
     assert len(graph) > 100
 
 
+def test_the_graph_counts_imports_in_functions_but_not_under_type_checking():
+    source = """
+import a
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    import hidden
+else:
+    import shown_else
+def f():
+    import in_function
+    if TYPE_CHECKING:
+        import hidden_in_function
+class C:
+    def m(self):
+        from deep import x
+try:
+    import in_try
+except ImportError:
+    pass
+"""
+    names = sorted(alias.name if isinstance(node, ast.Import) else node.module or ""
+                   for node in _imports(ast.parse(source)) for alias in node.names)
+    assert names == ["a", "deep", "in_function", "in_try", "shown_else", "typing"]
+    graph = import_graph()
+    assert "orchestrator.images.tags" in graph["orchestrator.campaign.sources"]  # inside a function
+    assert "orchestrator.reference" in graph["orchestrator.scenarios"]
+
+
 def test_no_module_imports_another_that_imports_it_back():
     graph = import_graph()
     problems = []
-    for comp in cycles(graph):
+    found = {tuple(comp) for comp in cycles(graph)}
+    for comp in sorted(found - set(PENDING_CYCLES)):
         members = set(comp)
         edges = [f"{a} -> {b}" for a in comp for b in sorted(graph[a] & members)]
         problems.append("cycle: " + ", ".join(comp) + "\n    " + "\n    ".join(edges))
+    gone = sorted(set(PENDING_CYCLES) - found)
+    problems += [f"pending cycle {', '.join(c)} is gone or changed: remove it from PENDING_CYCLES" for c in gone]
     assert not problems, "\n".join(problems)
 
 

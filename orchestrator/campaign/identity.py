@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from orchestrator.campaign.sources import describe_change
 from orchestrator.cells import CLI, Cell
 
 DECLARATION_FILE = "campaign.json"
@@ -44,8 +45,6 @@ def cell_dirname(cell: Cell) -> str:
 
     Both sides must agree on it, so the runtime's definition is the only one.
     """
-    from orchestrator.cells import Cell
-
     return Cell(cell.system, cell.task, cell.condition, cell.interface).slug
 
 
@@ -233,8 +232,6 @@ def write_declaration(root: Path, decl: dict[str, Any]) -> None:
 
 def _explained(change: str) -> str:
     """A change line with what it means appended (`sources.parts.erp_service: ... (the ERP changed...)`)."""
-    from orchestrator.campaign.sources import describe_change
-
     what = describe_change(change.split(":", 1)[0])
     return f"{change} ({what})" if what else change
 

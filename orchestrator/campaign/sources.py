@@ -15,10 +15,11 @@ A resumed label must hold results of one version of each, so the declaration rec
 """
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
-from orchestrator.campaign.provenance import tree_sha256
+from orchestrator.hashing import tree_sha256
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # Source trees outside the packs that change a scenario, a verdict or a policy's behaviour.
@@ -49,8 +50,6 @@ def source_parts(repo: Path = REPO_ROOT) -> dict[str, str]:
 
 
 def _files_sha256(files: list[Path], base: Path) -> str:
-    import hashlib
-
     h = hashlib.sha256()
     for p in files:
         h.update(p.relative_to(base).as_posix().encode() + b"\0" + hashlib.sha256(p.read_bytes()).digest())
@@ -59,7 +58,7 @@ def _files_sha256(files: list[Path], base: Path) -> str:
 
 def image_tags() -> dict[str, str]:
     """The content-hash tags the current sources give the images every attempt runs in."""
-    from orchestrator.images.ensure import planned_tags
+    from orchestrator.images.tags import planned_tags  # lazily: the images package imports the Docker SDK
 
     tags = planned_tags()
     return {role: tags[role] for role in IMAGE_ROLES if role in tags}

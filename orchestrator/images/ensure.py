@@ -10,9 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 import docker
 
 from . import config
-from .app import app_content_hash, ensure_app_image
-from .base import base_content_hash, base_tag, ensure_base, rootfs_tarball
-from .hashing import short
+from .app import ensure_app_image
+from .base import base_content_hash, ensure_base, rootfs_tarball
 from .model import ImageSet
 from .wheelhouse import ensure_wheelhouse
 
@@ -37,18 +36,6 @@ def build_lock() -> Iterator[None]:
 def docker_client() -> docker.DockerClient:
     """A client for the local engine with a timeout long enough for an image import."""
     return docker.from_env(timeout=600)
-
-
-def planned_tags() -> dict[str, str]:
-    """The tags the current sources would have, by role, without asking the engine."""
-    base = base_tag()
-    tags = {"base": base} | {s.role: f"{s.repository}:{short(app_content_hash(s, base))}"
-                             for s in config.APP_IMAGES}
-    from .variant import variant_tag  # variant.py imports this module
-
-    for spec in config.VARIANT_IMAGES.values():
-        tags[spec.role] = variant_tag(spec, base)
-    return tags
 
 
 def ensure_images(client: docker.DockerClient | None = None, *, force: bool = False,

@@ -9,7 +9,8 @@ import docker
 import docker.errors
 
 from . import config
-from .ensure import build_lock, docker_client, planned_tags
+from .ensure import build_lock, docker_client
+from .tags import planned_tags
 
 Report = Callable[[str], None]
 

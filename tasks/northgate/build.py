@@ -7,11 +7,13 @@ from sqlalchemy import select
 
 from erp_service.domains.comms import dispositions, messages
 from erp_service.domains.ledger import Line, post
+from erp_service.domains.org import is_workday
 
+from . import month_end, orders, plant, supply
 from .accounting import OPENING
 from .api import InProcessErp
 from .company import HISTORY_START, Northgate, build_master
-from .history import history_world, run_history
+from .history import History, days, history_world
 from .people import CONTROLLER
 
 
@@ -30,6 +32,37 @@ def build_northgate(path: Path, seed: int, *, history_end: str, last_order: str 
     run_history(ng, start=HISTORY_START, end=history_end, last_order=last_order, erp=erp)
     close_history_inbox(ng)
     return ng, erp
+
+
+def run_history(ng: Northgate, *, start: str, end: str, last_order: str | None = None,
+                erp: InProcessErp | None = None) -> InProcessErp:
+    """Play history from `start` (the database's date) to `end` inclusive; buyers place no
+    orders after `last_order`."""
+    erp = erp or InProcessErp(ng.builder, ng.tokens, history_world(ng))
+    h = History(ng=ng, erp=erp, start=start, end=end, last_order=last_order)
+    h.stock.load_catalog(ng.catalog)
+    orders.plan_demand(h)
+    supply.plan_runs(h)
+    for day in days(start, end):
+        if day != start:
+            erp.advance(day)
+        with ng.builder.db.transaction() as conn:
+            working = is_workday(conn, day)
+        if not working:
+            continue
+        h.today = day
+        h.workdays.append(day)
+        month_end.first_workday(h)
+        orders.apply_cash(h)
+        orders.take_orders(h)
+        plant.run_plant(h)
+        supply.receive(h)
+        supply.buy(h)
+        orders.ship(h)
+        supply.bill(h)
+        supply.pay(h)
+        month_end.last_workday(h)
+    return erp
 
 
 def close_history_inbox(ng: Northgate) -> None:

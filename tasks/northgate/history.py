@@ -16,6 +16,9 @@ policies and the clock advanced day by day so the counterparties act:
 - month end (`month_end.py`): service bills without a PO, payroll and depreciation by journal
   entry (prepared, approved, posted), and the line-of-credit rule.
 
+The day loop that calls them is `run_history` in `build.py`; this module holds what they share
+(the clerks' names, the `History` notes, the day helpers), so none of them imports the loop.
+
 Every posting comes from a real document, so every control account ties on the first day.
 Vendors stay silent during history (the clerks receive and bill as the documents arrive);
 counterparties of the task's own world act from its first turn.
@@ -25,8 +28,6 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
-
-from erp_service.domains.org import is_workday
 
 from .api import InProcessErp
 from .company import Northgate
@@ -92,35 +93,3 @@ class History:
     def call(self, user: str, method: str, path: str, body: Any = None, **params: Any) -> Any:
         """One request as `user`."""
         return self.erp.call(user, method, path, body, **params)
-
-
-def run_history(ng: Northgate, *, start: str, end: str, last_order: str | None = None,
-                erp: InProcessErp | None = None) -> InProcessErp:
-    """Play history from `start` (the database's date) to `end` inclusive; buyers place no
-    orders after `last_order`."""
-    from . import month_end, orders, plant, supply
-    erp = erp or InProcessErp(ng.builder, ng.tokens, history_world(ng))
-    h = History(ng=ng, erp=erp, start=start, end=end, last_order=last_order)
-    h.stock.load_catalog(ng.catalog)
-    orders.plan_demand(h)
-    supply.plan_runs(h)
-    for day in days(start, end):
-        if day != start:
-            erp.advance(day)
-        with ng.builder.db.transaction() as conn:
-            working = is_workday(conn, day)
-        if not working:
-            continue
-        h.today = day
-        h.workdays.append(day)
-        month_end.first_workday(h)
-        orders.apply_cash(h)
-        orders.take_orders(h)
-        plant.run_plant(h)
-        supply.receive(h)
-        supply.buy(h)
-        orders.ship(h)
-        supply.bill(h)
-        supply.pay(h)
-        month_end.last_workday(h)
-    return erp

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from .history import PLANNER, PROD_SUP, History, add_days
+from .supply import _committed
 
 REORDER_WEEKS, BATCH_WEEKS = 3, 26
 DAYS_TO_COMPLETE = {"subassembly": 1, "finished": 2}
@@ -49,7 +50,6 @@ def plan(h: History) -> None:
 def _buildable(h: History, item_id: str, made_free: float) -> float:
     """Units of `item_id` its purchased components (on hand or on order, less what planned work
     orders will take) cover; made components count as `made_free`."""
-    from .supply import _committed
     stock = h.stock
     committed = _committed(h)
     per = stock.explode(item_id, 1)
