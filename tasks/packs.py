@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 # Re-exported: the check models moved to tasks/checks/ (discovered there).
 from tasks.checks import CHECK_TYPES, Check  # noqa: F401
 from tasks.checks.base import CHECK_NAME_RE, CLAUSE_ID_RE, TRUTH_PLACEHOLDER_RE  # noqa: F401
+from tasks.errors import GenerationError  # generators import it from here
 
 # A clause id inside running text (cross-references between clauses).
 CLAUSE_REF_RE = re.compile(r"\b[A-Z]{2,5}-\d+(?:\.\d+)*\b")
@@ -324,10 +325,6 @@ def parse_projections(path: Path) -> dict[str, str]:
 
 
 # ----------------------------------------------------------------------------------- the pack
-
-
-class GenerationError(RuntimeError):
-    """The generator of a pack failed; the message carries the tail of its stderr."""
 
 
 def folder_name(slug: str) -> str:

@@ -25,15 +25,7 @@ from erp_service.http.api import Api, resolve_token
 from erp_service.kernel.errors import Problem
 from erp_service.kernel.listing import DEFAULT_LIMIT, PageRequest
 from erp_service.sim import World
-
-
-class GenerationError(RuntimeError):
-    """A request the generator made was refused: the scenario plan is inconsistent."""
-
-    def __init__(self, message: str, *, status: int = 0, code: str | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
+from tasks.errors import GenerationError
 
 
 @dataclass
