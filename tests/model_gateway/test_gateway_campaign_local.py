@@ -1,0 +1,90 @@
+"""The model gateway inside whole campaigns on the local backend (real host processes: the ERP,
+the gateway, the fake provider, the campaign scheduler, no mocks):
+
+- a provider failing every call is an infrastructure error of the attempt, and the campaign runs
+  it again (`--retries 1`): the ledger line keeps the first try with its provider cause and the
+  cell counts one infra error left out of the rates.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from orchestrator.cli import main
+
+# Each test is one local campaign (an ERP, a fake provider and a gateway per try): about 10 s on
+# a quiet machine once payment-run seed 0 is in the scenario cache (first use builds it).
+pytestmark = pytest.mark.slow
+
+# The "agent": one Messages call per turn through the gateway (base URL and virtual key from the
+# environment the system declares); a refused call fails the turn.
+AGENT = r'''
+import json, os, sys, urllib.request, urllib.error
+req = urllib.request.Request(os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages", method="POST",
+    data=json.dumps({"model": os.environ["PB_MODEL"], "max_tokens": 64,
+                     "messages": [{"role": "user", "content": "hi"}]}).encode(),
+    headers={"x-api-key": os.environ["ANTHROPIC_API_KEY"], "content-type": "application/json",
+             "anthropic-version": "2023-06-01"})
+try:
+    print(urllib.request.urlopen(req, timeout=30).read().decode()); code = 0
+except urllib.error.HTTPError as exc:
+    print(exc.read().decode()); code = 1
+sys.exit(code)
+'''
+
+STEP = {"content": [{"type": "text", "text": "ok"}], "usage": {"input_tokens": 50, "output_tokens": 5}}
+
+
+def systems_file(tmp_path: Path) -> Path:
+    """A command system that calls the Messages API (declares its model, so it gets a gateway)."""
+    (tmp_path / "agent.py").write_text(AGENT)
+    path = tmp_path / "systems.yaml"
+    path.write_text(yaml.safe_dump({"systems": {"tiny-model-agent": {
+        "argv": [sys.executable, str(tmp_path / "agent.py")],
+        "model": {"provider": "anthropic", "model": "fake-claude", "base_url_env": "ANTHROPIC_BASE_URL",
+                  "key_env": "ANTHROPIC_API_KEY"}}}}))
+    return path
+
+
+def campaign(tmp_path: Path, label: str, access: dict[str, Any], retries: int) -> tuple[int, Path]:
+    """`orchestrate campaign` of tiny-model-agent on payment-run seed 0, local backend."""
+    access_file = tmp_path / f"{label}-access.yaml"
+    access_file.write_text(yaml.safe_dump(access))
+    runs = tmp_path / "runs"
+    rc = main(["campaign", "--backend", "local", "--cells", "tiny-model-agent:payment-run", "--seeds", "0",
+               "--label", label, "--runs-root", str(runs), "--retries", str(retries),
+               "--systems", str(systems_file(tmp_path)), "--model-access", str(access_file)])
+    return rc, runs / label
+
+
+def ledger(root: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in (root / "attempts.jsonl").read_text().splitlines() if x.strip()]
+
+
+def test_a_provider_outage_is_an_infra_error_retried_once(tmp_path: Path) -> None:
+    (tmp_path / "outage.yaml").write_text(yaml.safe_dump(
+        {"match": "any", "steps": [], "otherwise": {"fail": {"status": 503, "type": "api_error"}}}))
+    access = {"providers": {"anthropic": {"fake_script": "outage.yaml", "models": ["fake-claude"]}}}
+    rc, root = campaign(tmp_path, "outage", access, retries=1)
+    assert rc == 3  # infra errors left after the retries (docs/exit-codes.md)
+    [line] = ledger(root)
+    assert line["outcome"] == "infra_error" and line["passed"] is False
+    assert any("provider" in e["message"] for e in line["errors"]), line["errors"]
+    # Retried exactly once: the earlier try is kept aside with its own provider cause.
+    [retry] = line["retries"]
+    assert retry["try"] == 1 and retry["outcome"] == "infra_error", retry
+    assert any("provider" in e["message"] for e in retry["errors"]), retry
+    # Both tries reached the gateway and the provider refused every call: real outages.
+    folder = root / "tiny-model-agent__payment-run" / "seed-0" / "rep-1"
+    tries = [folder, *sorted(p for p in folder.parent.iterdir() if p.name.startswith("rep-1.try-"))]
+    assert len(tries) == 2, sorted(p.name for p in folder.parent.iterdir())
+    for t in tries:
+        rows = [json.loads(x) for x in (t / "gateway.jsonl").read_text().splitlines() if x.strip()]
+        assert rows and all(r["status"] != "ok" for r in rows), rows
+    cell = json.loads((root / "summary.json").read_text())["cells"]["tiny-model-agent:payment-run"]
+    assert cell["infra_errors"] == 1 and cell["scored"] == 0 and cell["pass_at_1"] is None, cell
