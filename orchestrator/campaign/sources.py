@@ -3,13 +3,16 @@ policies, and the images the attempts run in (the `sources` part of campaign.jso
 
 A resumed label must hold results of one version of each, so the declaration records:
 
-- `parts`: a SHA-256 per shared source tree — every folder of `tasks/` that is not a pack (the
-  company generator `tasks/northgate`, the check models `tasks/checks`), the task framework's
-  modules (`tasks/*.py`), `erp_service`, `agent_sandbox` (the policies' client) and the
-  grader's sources (`orchestrator/grading`). The task packs' own trees are in `tasks.<id>`.
-- `images`: the content-hash tags of the images every attempt runs in (base, ERP, agent),
-  computed from their sources without asking the engine: a rebuilt image with other content
-  gets another tag.
+- `parts`: a SHA-256 per shared source tree or file — every folder of `tasks/` that is not a
+  pack (the company generator `tasks/northgate`, the check models `tasks/checks`), the task
+  framework's modules (`tasks/*.py`), `erp_service`, `agent_sandbox` (the policies' client),
+  the scenario cache's code (`orchestrator/scenarios.py`, `scenario_dir.py`, `reference.py`:
+  how a scenario folder and its reference are written and read), the grader's sources
+  (`orchestrator/grading`) and what an agent works through besides the ERP's API (`erp_mcp`,
+  `erp_web`, `model_gateway`). The task packs' own trees are in `tasks.<id>`.
+- `images`: the content-hash tags of the images the attempts run in (base, ERP, agent, model
+  gateway), computed from their sources without asking the engine: a rebuilt image with other
+  content gets another tag.
 
 `describe_change` turns a changed key into a sentence saying what it means.
 """
@@ -22,10 +25,12 @@ from typing import Any
 from orchestrator.hashing import tree_sha256
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-# Source trees outside the packs that change a scenario, a verdict or a policy's behaviour.
-SHARED_TREES = ("erp_service", "agent_sandbox", "orchestrator/grading")
-# Images every attempt runs in (a command system's own image is part of its definition).
-IMAGE_ROLES = ("base", "erp", "agent")
+# Source trees and files outside the packs that change a scenario, a verdict or a policy's behaviour.
+SHARED_TREES = ("erp_service", "agent_sandbox", "orchestrator/scenarios.py", "orchestrator/scenario_dir.py",
+                "orchestrator/reference.py", "orchestrator/grading", "erp_mcp", "erp_web", "model_gateway")
+# Images the attempts run in (a command system's own image is part of its definition).
+IMAGE_ROLES = ("base", "erp", "agent", "gateway")
+_SCENARIO_CODE = ("orchestrator/scenarios.py", "orchestrator/scenario_dir.py", "orchestrator/reference.py")
 _SKIP = ("__pycache__", ".")
 
 
@@ -34,7 +39,7 @@ def _is_pack(folder: Path) -> bool:
 
 
 def source_parts(repo: Path = REPO_ROOT) -> dict[str, str]:
-    """`{relative path: SHA-256}` of every shared source tree (packs excluded)."""
+    """`{relative path: SHA-256}` of every shared source tree and file (packs excluded)."""
     out: dict[str, str] = {}
     tasks = repo / "tasks"
     if tasks.is_dir():
@@ -46,6 +51,8 @@ def source_parts(repo: Path = REPO_ROOT) -> dict[str, str]:
     for rel in SHARED_TREES:
         if (repo / rel).is_dir():
             out[rel] = tree_sha256(repo / rel)
+        elif (repo / rel).is_file():
+            out[rel] = _files_sha256([repo / rel], repo)
     return out
 
 
@@ -78,12 +85,16 @@ def describe_change(key: str) -> str | None:
         return "the label was declared without its sources' hashes, so its results cannot be shown to be of one version"
     if key.startswith("sources.parts."):
         part = key.removeprefix("sources.parts.")
-        what = {
+        if part in _SCENARIO_CODE:
+            return f"the scenario cache's code ({part}) changed: scenarios and references would mix two versions"
+        return {
             "orchestrator/grading": "the grader's sources changed: verdicts would mix two grader versions",
             "erp_service": "the ERP changed: scenarios and counterparties would mix two ERP versions",
             "agent_sandbox": "the agent side changed (the policies' client, the turn runner)",
+            "erp_mcp": "the MCP server changed: attempts through MCP would mix two tool versions",
+            "erp_web": "the ERP's web UI changed: attempts through it would mix two UI versions",
+            "model_gateway": "the model gateway changed: model attempts would mix two gateway versions",
         }.get(part, f"shared task code under {part} changed: scenarios would mix two generator versions")
-        return what
     if key.startswith("sources.images."):
         role = key.removeprefix("sources.images.")
         return f"the {role} image's content changed: attempts would run in two image versions"

@@ -122,13 +122,17 @@ def test_finished_means_a_final_result(tmp_path: Path):
 
 
 def _fake_repo(root: Path) -> Path:
-    """A checkout-shaped tree: one pack, the company generator, the ERP, the grader, docs."""
+    """A checkout-shaped tree: one pack, the company generator, the ERP, the scenario cache, the
+    grader, the agent's other ways in (MCP, web UI, model gateway), docs."""
     files = {
         "tasks/__init__.py": "", "tasks/packs.py": "# models\n",
         "tasks/payment_run/task.yaml": "id: payment-run\n", "tasks/payment_run/generator.py": "# gen\n",
         "tasks/northgate/history.py": "# a year of history\n", "tasks/checks/state.py": "# models\n",
         "erp_service/kernel/db.py": "# db\n", "agent_sandbox/client.py": "# client\n",
         "orchestrator/grading/grader.py": "# grader\n", "orchestrator/grading/rules/holds.py": "# rule\n",
+        "orchestrator/scenarios.py": "# cache\n", "orchestrator/scenario_dir.py": "# folder\n",
+        "orchestrator/reference.py": "# oracle run\n", "erp_mcp/server.py": "# tools\n",
+        "erp_web/app.py": "# pages\n", "model_gateway/app.py": "# gateway\n",
         "orchestrator/campaign/ledger.py": "# ledger\n", "docs/notes.md": "notes\n", "README.md": "readme\n",
     }
     for rel, text in files.items():
@@ -144,6 +148,12 @@ def _fake_repo(root: Path) -> Path:
     ("erp_service/kernel/db.py", "the ERP changed"),
     ("orchestrator/grading/rules/holds.py", "the grader's sources changed"),
     ("agent_sandbox/client.py", "the agent side changed"),
+    ("orchestrator/scenarios.py", "the scenario cache's code (orchestrator/scenarios.py) changed"),
+    ("orchestrator/scenario_dir.py", "the scenario cache's code (orchestrator/scenario_dir.py) changed"),
+    ("orchestrator/reference.py", "the scenario cache's code (orchestrator/reference.py) changed"),
+    ("erp_mcp/server.py", "the MCP server changed"),
+    ("erp_web/app.py", "the ERP's web UI changed"),
+    ("model_gateway/app.py", "the model gateway changed"),
 ])
 def test_resume_after_a_source_change_is_refused_saying_what_changed(tmp_path: Path, changed, says):
     from orchestrator.campaign.sources import label_sources
@@ -187,11 +197,12 @@ def test_a_pack_tree_change_is_refused_saying_so(tmp_path: Path):
         check_or_write_declaration(root, _decl(task_info={"payment-run": {"version": "1", "tree_sha256": "b"}}))
 
 
-def test_the_real_sources_cover_the_company_generator_erp_grader_and_images():
+def test_the_real_sources_cover_what_can_change_a_scenario_a_verdict_or_a_policy():
     from orchestrator.campaign.sources import label_sources
 
     src = label_sources()
     assert {"tasks/northgate", "tasks/checks", "tasks/*.py", "erp_service", "agent_sandbox",
-            "orchestrator/grading"} <= set(src["parts"])
+            "orchestrator/scenarios.py", "orchestrator/scenario_dir.py", "orchestrator/reference.py",
+            "orchestrator/grading", "erp_mcp", "erp_web", "model_gateway"} <= set(src["parts"])
     assert not any(p in src["parts"] for p in ("tasks/payment_run", "tasks/payment_run_need_to_know"))
-    assert set(src["images"]) == {"base", "erp", "agent"}
+    assert set(src["images"]) == {"base", "erp", "agent", "gateway"}
