@@ -3,15 +3,21 @@ the gateway, the fake provider, the campaign scheduler, no mocks):
 
 - a provider failing every call is an infrastructure error of the attempt, and the campaign runs
   it again (`--retries 1`): the ledger line keeps the first try with its provider cause and the
-  cell counts one infra error left out of the rates.
+  cell counts one infra error left out of the rates;
+- a real upstream key (the fake provider started on loopback with `require_key: K`, the campaign
+  naming it through `key_env`) reaches the provider, the attempt is graded, and K appears in no
+  byte of the attempt folder nor of the campaign's records (events.jsonl included).
 """
 from __future__ import annotations
 
 import json
+import secrets
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 
@@ -38,6 +44,7 @@ sys.exit(code)
 '''
 
 STEP = {"content": [{"type": "text", "text": "ok"}], "usage": {"input_tokens": 50, "output_tokens": 5}}
+KEY_ENV = "PB_TEST_UPSTREAM_KEY"
 
 
 def systems_file(tmp_path: Path) -> Path:
@@ -88,3 +95,45 @@ def test_a_provider_outage_is_an_infra_error_retried_once(tmp_path: Path) -> Non
         assert rows and all(r["status"] != "ok" for r in rows), rows
     cell = json.loads((root / "summary.json").read_text())["cells"]["tiny-model-agent:payment-run"]
     assert cell["infra_errors"] == 1 and cell["scored"] == 0 and cell["pass_at_1"] is None, cell
+
+
+@pytest.fixture()
+def keyed_provider(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Any]]:
+    """The fake provider on loopback accepting only the key K; K in the host environment."""
+    from model_gateway.local import start_fake_provider
+
+    key = "sk-test-" + secrets.token_hex(24)
+    workdir = tmp_path / "fake"
+    workdir.mkdir()
+    fake = start_fake_provider({"match": "any", "require_key": key, "steps": [STEP] * 8}, workdir=workdir)
+    monkeypatch.setenv(KEY_ENV, key)
+    try:
+        yield key, fake
+    finally:
+        fake.stop()
+
+
+def test_a_real_upstream_key_reaches_the_provider_and_no_record(tmp_path: Path, keyed_provider) -> None:
+    key, fake = keyed_provider
+    access = {"providers": {"anthropic": {"base_url": fake.ready["url"], "key_env": KEY_ENV,
+                                          "models": ["fake-claude"]}}}
+    rc, root = campaign(tmp_path, "keyed", access, retries=0)
+    [line] = ledger(root)
+    assert rc == 0 and line["outcome"] == "graded", (rc, line["errors"])
+    assert line["retries"] == []
+    # K reached the provider on every call (it refuses any other key), and each call was metered.
+    received = httpx.get(fake.ready["url"] + "/_fake/requests", timeout=10, trust_env=False).json()["items"]
+    assert received and all(r["headers"].get("x-api-key") == key for r in received), received
+    folder = root / "tiny-model-agent__payment-run" / "seed-0" / "rep-1"
+    rows = [json.loads(x) for x in (folder / "gateway.jsonl").read_text().splitlines() if x.strip()]
+    assert rows and all(r["status"] == "ok" for r in rows), rows
+    assert len(rows) == len(line["turns"]) and line["usage"]["requests"] == len(rows)
+    assert len(received) == len(rows)
+    # Not one byte of K anywhere the campaign wrote: attempt folder (logs, databases, records)
+    # and the campaign's own files (events.jsonl, ledger, summary, declaration, provenance).
+    needle = key.encode()
+    written = [p for p in root.rglob("*") if p.is_file()]
+    assert folder / "logs" / "runtime.jsonl" in written and root / "events.jsonl" in written
+    assert len([p for p in written if p.is_relative_to(folder)]) > 10
+    leaks = [str(p.relative_to(root)) for p in written if needle in p.read_bytes()]
+    assert leaks == []
