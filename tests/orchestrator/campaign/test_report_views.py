@@ -106,7 +106,6 @@ def _page(out: Path, cell_dir: str) -> str:
     return page.read_text()
 
 
-@pytest.mark.heavy  # make test-heavy: CI runs a representative subset (the same path is covered in make test)
 def test_real_campaign_report_has_per_check_views_for_both_tasks(real) -> None:
     _c, out = real
     text = out.read_text()

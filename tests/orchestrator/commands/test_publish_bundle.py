@@ -3,10 +3,13 @@
 The campaign (tests/support/publish_campaign.py, local backend) has two packs, a fault condition,
 negative controls, the need-to-know pack's restricted bank details mailed out by its negative
 control, and a model-calling agent that prints its gateway virtual key and a real provider key.
-A copy of the bundle in another folder verifies and re-grades to the same verdicts (need-to-know's
-disclosure check, which judges the values the bundle redacts, keeps its recorded verdict); altering,
-removing or adding any file fails naming it; and no credential or restricted value is anywhere in
-the bundle (every text file, every database cell), while the original records do hold them.
+It is built once per test process (test_report_views builds it too) and published once per module.
+
+In `make test`: the bundle holds what a reader needs; a copy in another folder verifies; altering
+a file (one of each kind), removing one or adding one fails naming it; no credential or
+restricted value is anywhere in the bundle (every text file, every database cell), while the
+original records do hold them. In `make test-heavy`: every file of the bundle altered in turn,
+and the full re-grade of every final database to the same verdicts.
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from orchestrator.campaign.bundle import BUNDLE_FILE
 from orchestrator.campaign.bundle_verify import verify_bundle
 from orchestrator.cli import main
 
-pytestmark = [pytest.mark.slow, pytest.mark.heavy]  # a whole campaign, then every file altered in turn (make test-heavy)
+pytestmark = pytest.mark.slow  # the campaign (shared with test_report_views) and one publication
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +54,8 @@ _MAYBE_ENCODED = re.compile(r"(?i)\b(?:zero|oh|one|two|three|four|five|six|seven
 def _strings(value) -> list[str]:
     """The texts a reader reads in a JSON value, one at a time (as the grader reads messages)."""
     if isinstance(value, str):
+        if value.lstrip()[:1] not in ("{", "["):
+            return [value]  # a JSON text inside a string is an object or a list (else it is text)
         try:
             inner = json.loads(value)
         except ValueError:
@@ -64,10 +69,19 @@ def _strings(value) -> list[str]:
     return [s for v in items for s in _strings(v)]
 
 
+def _raw(folder: Path) -> dict[str, str]:
+    """Every file of a folder as its raw bytes (latin-1: one character per byte)."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes().decode("latin-1")
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
 def _texts(folder: Path) -> dict[str, list[str]]:
     """Every file of a folder as the texts in it: JSON value by value, other text line by line, a
-    database cell by cell, and any file's raw bytes as well (so nothing hides in a format)."""
+    database cell by cell, and any file's raw bytes as well (so nothing hides in a format). A
+    database cell already read in another database is not read again (the attempts' databases
+    share most of their rows)."""
     out = {}
+    seen_cells: set = set()
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         raw = path.read_bytes()
         texts = [raw.decode("latin-1")]
@@ -76,8 +90,11 @@ def _texts(folder: Path) -> dict[str, list[str]]:
             try:
                 for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'"):
                     for row in conn.execute(f'SELECT * FROM "{table}"'):
-                        texts += [s for v in row if v is not None
-                                  for s in _strings(v.decode("latin-1") if isinstance(v, bytes) else v)]
+                        for v in row:
+                            if v is None or v in seen_cells:
+                                continue
+                            seen_cells.add(v)
+                            texts += _strings(v.decode("latin-1") if isinstance(v, bytes) else v)
             finally:
                 conn.close()
         else:
@@ -137,13 +154,13 @@ def test_no_credential_or_restricted_value_anywhere_in_the_bundle(bundle) -> Non
 
     c, out = bundle
     virtual, tokens, restricted = c.virtual_keys(), c.tokens(), c.restricted()
-    original = _texts(c.root)
+    original = _raw(c.root)
     # The records did hold every kind of secret (else this test would prove nothing).
-    assert virtual and any(v in t[0] for v in virtual for t in original.values())
-    assert any(c.real_key in t[0] for t in original.values())
-    assert tokens and any(tok in t[0] for tok in tokens for t in original.values())
+    assert virtual and any(v in t for v in virtual for t in original.values())
+    assert any(c.real_key in t for t in original.values())
+    assert tokens and any(tok in t for tok in tokens for t in original.values())
     leaked = "neg-share_bank_details__payment-run-need-to-know/seed-0/rep-1/audit.jsonl"
-    assert any(r.value in original[leaked][0] for r in restricted)
+    assert any(r.value in original[leaked] for r in restricted)
     published = _texts(out)
     grams = {r: {v[i:i + 5] for v in (r.value, r.value[::-1]) for i in range(len(v) - 4)} for r in restricted}
     all_grams = set().union(*grams.values())
@@ -180,6 +197,31 @@ def test_no_credential_or_restricted_value_anywhere_in_the_bundle(bundle) -> Non
                 assert hit is None, f"{rel}: {hit.length} digits of {r.owner}'s value: {text[:200]}"
 
 
+def test_a_copy_in_another_folder_verifies_and_an_altered_file_is_named(bundle, tmp_path: Path, capsys) -> None:
+    _c, out = bundle
+    copy = tmp_path / "elsewhere" / "copy-of-bundle"
+    shutil.copytree(out, copy)
+    assert main(["export", "--verify", str(copy)]) == 0, capsys.readouterr().err
+    assert f"verified bundle {copy}" in capsys.readouterr().out
+    # One file of each kind: a hash-bound ledger, a redacted trace, a redacted database, a
+    # workspace file, a report page and the manifest itself (every file: the heavy test below).
+    need = "neg-share_bank_details__payment-run-need-to-know/seed-0/rep-1"
+    for rel in ("attempts.jsonl", f"{need}/audit.jsonl", f"{need}/final.db",
+                "tiny-model-agent__payment-run/seed-0/rep-1/workspace/notes.md", "report.html", BUNDLE_FILE):
+        path = copy / rel
+        raw = path.read_bytes()
+        i = len(raw) // 2
+        path.write_bytes(raw[:i] + bytes([raw[i] ^ 0x01]) + raw[i + 1:])
+        try:
+            assert main(["export", "--verify", str(copy)]) == 1, f"altering {rel} went unnoticed"
+            err = capsys.readouterr().err
+            assert f"  {rel}: " in err, (rel, err[:400])
+        finally:
+            path.write_bytes(raw)
+    assert verify_bundle(copy).ok
+
+
+@pytest.mark.heavy  # every published database graded again (make test-heavy)
 def test_a_copy_in_another_folder_verifies_and_regrades(bundle, tmp_path: Path, capsys) -> None:
     _c, out = bundle
     copy = tmp_path / "elsewhere" / "copy-of-bundle"
@@ -193,6 +235,7 @@ def test_a_copy_in_another_folder_verifies_and_regrades(bundle, tmp_path: Path, 
     assert "not re-gradable" not in text
 
 
+@pytest.mark.heavy  # about sixty verifications of the whole bundle (make test-heavy)
 def test_altering_any_file_fails_naming_it(bundle, tmp_path: Path) -> None:
     _c, out = bundle
     copy = tmp_path / "copy"
