@@ -3,11 +3,26 @@
     .venv/bin/python bench/attempt_overhead.py [--runs 3] [--turns 2] [--task payment-run]
 
 For the null policy (its turns do nothing, so what is measured is the runtime itself) it runs
-`--runs` attempts on each backend and reports, per attempt: setup (networks, volumes, ERP up and
-healthy, handbook copied), per-turn agent start (create + copy-in + start of the turn's
-container), per-turn run and cleanup, finalize (grading-date advance, flush, snapshot, workspace
-out) and teardown. Beside it, measured in the same run: `docker run --rm <agent image> true` and
-a `docker network create` + `rm`, through the docker CLI. Then the docker/local ratios.
+`--runs` rounds; each round runs one attempt on the local backend, one on the docker backend and
+one sample of each bare Docker operation, so all three see the same load. Per attempt: open
+(networks, volumes, the workspace keeper, the netns holder and its route fix), services (ERP up
+and healthy, handbook copied), per-turn agent start (turn volume + keeper, create + copy-in +
+start of the turn's container), per-turn run and cleanup, freeze (grading-date advance, flush,
+snapshot, workspace out) and teardown.
+
+The Done-when figure of issue 20 is the docker attempt's overhead (total minus its turns' own
+run time) over the bare Docker operations the attempt needs. "Needs" is counted, not guessed:
+the bench counts the containers, networks and volumes the docker attempt really creates (the
+backend's engine client, wrapped) and prices each at the bare operation measured in the same
+round, through the same engine API (docker SDK):
+
+    container  create + start + wait + remove of `true` (network none)
+    network    create (internal bridge) + remove
+    volume     create (tmpfs, like the quota volumes) + remove
+
+The same ratio is printed a second time with the ERP's own application start added to the floor
+(the local backend's services_s: what the ERP costs with no container at all), because that is
+the app's cost, not Docker's.
 
 By default the attempts run on a small built-in scenario (the test company of tests/); with
 `--task SLUG` on that task pack's scenario at seed 0 (needs the task pack and the grader's
@@ -22,75 +37,131 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests" / "support"))
+
+KINDS = ("containers", "networks", "volumes")
 
 
 def _median(xs: list[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
 
 
-def _timed(argv: list[str]) -> float:
-    t = time.monotonic()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.monotonic() - t
+class BareDocker:
+    """One sample of each bare engine operation per call of `sample`, through the engine API."""
 
+    def __init__(self, image: str) -> None:
+        import docker
 
-def bare_docker(agent_image: str, runs: int) -> dict[str, float]:
-    """Median seconds of `docker run --rm IMAGE true` and of a network create + remove."""
-    label = f"pb.owner.bench={uuid.uuid4().hex[:6]}"
-    run_s = [_timed(["docker", "run", "--rm", "--label", label, "--network", "none", "--entrypoint", "true", agent_image]) for _ in range(runs)]
-    net_s = []
-    for _ in range(runs):
-        name = f"pb-bench-{uuid.uuid4().hex[:8]}"
+        self.client = docker.from_env(timeout=300)
+        self.image = image
+        from orchestrator import labels as L
+
+        # The runtime's labels: a crashed bench leaves objects the reaper removes.
+        self.labels = L.attempt_labels("bench", f"bench-bare-{uuid.uuid4().hex[:8]}", "bench", L.Owner.current())
+        self.samples: dict[str, list[float]] = {"container": [], "network": [], "volume": [], "cli_run_rm": []}
+
+    def sample(self) -> None:
+        """Time one container run, one network pair, one volume pair and one `docker run --rm`."""
         t = time.monotonic()
-        subprocess.run(["docker", "network", "create", "--internal", "--label", label, name], check=True, stdout=subprocess.DEVNULL)
-        subprocess.run(["docker", "network", "rm", name], check=True, stdout=subprocess.DEVNULL)
-        net_s.append(time.monotonic() - t)
-    return {"docker_run_rm_s": _median(run_s), "network_create_rm_s": _median(net_s)}
+        c = self.client.containers.create(self.image, entrypoint=["true"], command=[], network_mode="none",
+                                          labels=self.labels)
+        c.start()
+        c.wait(timeout=300)
+        c.remove(force=True)
+        self.samples["container"].append(time.monotonic() - t)
+
+        t = time.monotonic()
+        net = self.client.networks.create(f"pb-bench-{uuid.uuid4().hex[:8]}", driver="bridge", internal=True,
+                                          labels=self.labels)
+        net.remove()
+        self.samples["network"].append(time.monotonic() - t)
+
+        t = time.monotonic()
+        vol = self.client.volumes.create(f"pb-bench-{uuid.uuid4().hex[:8]}", driver="local", labels=self.labels,
+                                         driver_opts={"type": "tmpfs", "device": "tmpfs", "o": "size=1048576"})
+        vol.remove(force=True)
+        self.samples["volume"].append(time.monotonic() - t)
+
+        t = time.monotonic()  # the issue's first figure was the CLI's; kept for comparison
+        label_args = [a for k, v in self.labels.items() for a in ("--label", f"{k}={v}")]
+        subprocess.run(["docker", "run", "--rm", *label_args, "--network", "none", "--entrypoint", "true", self.image],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.samples["cli_run_rm"].append(time.monotonic() - t)
+
+    def medians(self) -> dict[str, float]:
+        return {k: _median(v) for k, v in self.samples.items()}
 
 
-def attempts(backend_name: str, runs: int, turns: int, task_slug: str | None, images) -> list[dict]:
-    """Run `runs` null attempts; return their result records."""
-    from orchestrator.attempt import AttemptSpec, run_attempt
-    from orchestrator.backends import make_backend
-    from orchestrator.cells import Cell
-    from orchestrator.config import Images, RuntimeConfig
+def count_creations(client: Any) -> Counter[str]:
+    """Wrap the engine client's create calls; the returned counter grows with every creation."""
+    counts: Counter[str] = Counter()
+    for kind, collection in (("containers", client.containers), ("networks", client.networks),
+                             ("volumes", client.volumes)):
+        original: Callable[..., Any] = collection.create
 
-    tmp = Path(tempfile.mkdtemp(prefix="pb-bench-"))
-    cfg = RuntimeConfig.from_env(runs_root=tmp / "runs", scratch_root=tmp / "scratch", campaign="bench",
-                                 images=Images(erp=images.erp.tag, agent=images.agent.tag) if images else Images())
-    backend = make_backend(backend_name, cfg)
-    backend.ensure_prepared()  # reap + image lookup: once per orchestrator, not per attempt
-    records = []
-    for rep in range(runs):
-        if task_slug:
+        def counted(*args: Any, _kind: str = kind, _orig: Callable[..., Any] = original, **kwargs: Any) -> Any:
+            counts[_kind] += 1
+            return _orig(*args, **kwargs)
+
+        collection.create = counted
+    return counts
+
+
+class Runner:
+    """Null attempts on one backend."""
+
+    def __init__(self, backend_name: str, images: Any, turns: int, task_slug: str | None) -> None:
+        from orchestrator.backends import make_backend
+        from orchestrator.config import Images, RuntimeConfig
+
+        self.name, self.turns, self.task_slug = backend_name, turns, task_slug
+        self.tmp = Path(tempfile.mkdtemp(prefix=f"pb-bench-{backend_name}-"))
+        self.cfg = RuntimeConfig.from_env(runs_root=self.tmp / "runs", scratch_root=self.tmp / "scratch", campaign="bench",
+                                          images=Images(erp=images.erp.tag, agent=images.agent.tag))
+        self.backend = make_backend(backend_name, self.cfg)
+        self.backend.ensure_prepared()  # reap + image lookup: once per orchestrator, not per attempt
+        client = getattr(self.backend, "client", None)
+        self.counts: Counter[str] | None = count_creations(client) if client is not None else None
+        self.records: list[dict[str, Any]] = []
+        self.created: list[dict[str, int]] = []
+
+    def attempt(self, rep: int) -> None:
+        from orchestrator.attempt import AttemptSpec, run_attempt
+        from orchestrator.cells import Cell
+
+        before = dict(self.counts or {})
+        if self.task_slug:
             from orchestrator.inputs import load_inputs
 
-            spec = AttemptSpec(Cell("null", task_slug), 0, rep=rep, label="bench")
+            spec = AttemptSpec(Cell("null", self.task_slug), 0, rep=rep, label="bench")
             inputs = load_inputs(spec.cell, 0)
-            result = run_attempt(spec, backend=backend, config=cfg, task=inputs.task, scenario=inputs.scenario, grade=False)
+            task, scenario = inputs.task, inputs.scenario
         else:
             from runtime_support import fake_scenario
 
-            scenario, task = fake_scenario(tmp / f"scenario-{backend_name}-{rep}", turns=turns)
+            scenario, task = fake_scenario(self.tmp / f"scenario-{rep}", turns=self.turns)
             spec = AttemptSpec(Cell("null", "fake"), 0, rep=rep, label="bench")
-            result = run_attempt(spec, backend=backend, config=cfg, scenario=scenario, task=task, grade=False)
+        result = run_attempt(spec, backend=self.backend, config=self.cfg, scenario=scenario, task=task, grade=False)
         if result.outcome != "graded":
-            raise SystemExit(f"{backend_name} attempt failed: {result.error}")
-        records.append(result.record)
-    return records
+            raise SystemExit(f"{self.name} attempt failed: {result.error}")
+        self.records.append(result.record)
+        if self.counts is not None:
+            self.created.append({k: self.counts[k] - before.get(k, 0) for k in KINDS})
 
 
-def summarise(records: list[dict]) -> dict[str, float]:
+def summarise(records: list[dict[str, Any]]) -> dict[str, float]:
     """Median per-attempt figures (seconds)."""
     t = lambda key: _median([r["timings"].get(key, float("nan")) for r in records])  # noqa: E731
     turns = [x for r in records for x in r["turns"]]
     return {
-        "open_s (networks+volumes)": t("open_s"),
+        "open_s": t("open_s"),
         "services_s (erp start)": t("services_s"),
         "turn_agent_start_s": _median([x["start_overhead_s"] for x in turns]),
         "turn_run_s": _median([x["duration_s"] for x in turns]),
@@ -99,13 +170,15 @@ def summarise(records: list[dict]) -> dict[str, float]:
         "freeze_s": t("freeze_s"),
         "teardown_s": t("teardown_s"),
         "total_s": t("total_s"),
+        # the Done-when's overhead: each attempt's total minus its own turns' run time
+        "overhead_s": _median([r["timings"]["total_s"] - sum(x["duration_s"] for x in r["turns"]) for r in records]),
         "turns_per_attempt": _median([len(r["turns"]) for r in records]),
     }
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=3, help="attempts per backend (default 3)")
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--runs", type=int, default=3, help="rounds: one attempt per backend + one bare sample each (default 3)")
     ap.add_argument("--turns", type=int, default=2, help="turns of the built-in scenario (default 2)")
     ap.add_argument("--task", help="use this task pack's scenario (seed 0) instead of the built-in one")
     args = ap.parse_args(argv)
@@ -113,28 +186,55 @@ def main(argv: list[str] | None = None) -> int:
     from orchestrator.images import ensure_images
 
     images = ensure_images()
-    local = summarise(attempts("local", args.runs, args.turns, args.task, images))
-    dock = summarise(attempts("docker", args.runs, args.turns, args.task, images))
-    bare = bare_docker(images.agent.tag, max(3, args.runs))
+    local = Runner("local", images, args.turns, args.task)
+    dock = Runner("docker", images, args.turns, args.task)
+    bare = BareDocker(images.agent.tag)
+    bare.sample()  # warm-up (image layers, CLI): not counted
+    bare.samples = {k: [] for k in bare.samples}
+    for rep in range(args.runs):
+        local.attempt(rep)
+        dock.attempt(rep)
+        bare.sample()
+        print(f"round {rep + 1}/{args.runs}: docker {dock.records[-1]['timings']['total_s']:.2f} s, "
+              f"local {local.records[-1]['timings']['total_s']:.2f} s", flush=True)
 
-    print(f"attempt overhead, null policy, median of {args.runs} attempts per backend "
+    d, lo, b = summarise(dock.records), summarise(local.records), bare.medians()
+    print()
+    print(f"attempt overhead, null policy, median of {args.runs} rounds "
           f"({'task ' + args.task if args.task else f'built-in scenario, {args.turns} turns'})")
     print(f"{'':24}{'docker':>10}{'local':>10}{'ratio':>8}")
-    for key in dock:
-        d, l = dock[key], local[key]
-        ratio = f"{d / l:8.1f}" if l and l == l and l > 0 else f"{'-':>8}"
-        print(f"{key:24}{d:10.3f}{l:10.3f}{ratio}")
+    for key in d:
+        dv, lv = d[key], lo[key]
+        ratio = f"{dv / lv:8.2f}" if lv == lv and lv > 0 else f"{'-':>8}"
+        print(f"{key:24}{dv:10.3f}{lv:10.3f}{ratio}")
+
     print()
-    print("bare docker operations (median, docker CLI):")
-    print(f"  docker run --rm {images.agent.tag} true   {bare['docker_run_rm_s']:.3f} s")
-    print(f"  docker network create + rm          {bare['network_create_rm_s']:.3f} s")
+    print("bare docker operations, same rounds (median, engine API):")
+    print(f"  container create+start+wait+remove  {b['container']:.3f} s")
+    print(f"  network create+remove               {b['network']:.3f} s")
+    print(f"  volume create+remove                {b['volume']:.3f} s")
+    print(f"  (docker run --rm via the CLI        {b['cli_run_rm']:.3f} s)")
+
+    created = {k: int(_median([c[k] for c in dock.created])) for k in KINDS}
+    price = {"containers": b["container"], "networks": b["network"], "volumes": b["volume"]}
+    floor = sum(created[k] * price[k] for k in KINDS)
+    erp_app = lo["services_s (erp start)"]
     print()
-    per_turn = dock["turn_agent_start_s"] + dock["turn_cleanup_s"]
-    print(f"per-turn agent container (start + cleanup) / bare docker run --rm: {per_turn / bare['docker_run_rm_s']:.2f}")
-    print(f"networks+volumes / (2 x bare network create+rm):                   {dock['  networks+volumes_s'] / (2 * bare['network_create_rm_s']):.2f}")
-    print(f"docker/local total per attempt:                                    {dock['total_s'] / local['total_s']:.2f}")
-    overhead = dock["total_s"] - dock["turns_per_attempt"] * dock["turn_run_s"]
-    print(f"docker orchestration overhead per attempt (total - turn run time): {overhead:.2f} s")
+    print("what one docker attempt creates (counted at the engine client): "
+          + ", ".join(f"{created[k]} {k}" for k in KINDS))
+    print("  floor = " + " + ".join(f"{created[k]} x {price[k]:.3f}" for k in KINDS) + f" = {floor:.2f} s")
+    overhead = d["overhead_s"]
+    print(f"docker overhead per attempt (total - its turns' run time):   {overhead:.2f} s")
+    print()
+    print(f"Done-when ratio, overhead / bare Docker floor:                 {overhead / floor:.2f}  (goal <= 1.5)")
+    print(f"  same, floor + the ERP's own app start (local services_s {erp_app:.2f} s; "
+          f"the app's cost, not Docker's): {overhead / (floor + erp_app):.2f}")
+    print(f"  informative: (docker overhead - local overhead {lo['overhead_s']:.2f} s) / floor: "
+          f"{(overhead - lo['overhead_s']) / floor:.2f}")
+    per_turn = d["turn_agent_start_s"] + d["turn_cleanup_s"]
+    print(f"per-turn agent container (start + cleanup) / 2 bare containers (keeper + agent): "
+          f"{per_turn / (2 * b['container']):.2f}")
+    print(f"docker/local total per attempt: {d['total_s'] / lo['total_s']:.2f}")
     return 0
 
 
