@@ -23,6 +23,7 @@ So quotas are tmpfs volumes. Two consequences, both handled here and in the dock
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 # Not less: runc's own init runs in the container's memory cgroup while it starts, and a
@@ -39,9 +40,10 @@ def tmpfs_volume_options(size_bytes: int, *, uid: int, gid: int, mode: str = "07
 
 
 def start_keeper(client: Any, image: str | None, *, name: str, labels: dict[str, str], volume: str, target: str,
-                 user: str, init: bool = False) -> Any:
+                 user: str, init: bool = False, start: Callable[[Any], object] | None = None) -> Any:
     """Create and start the idle container that holds `volume` mounted at `target` (see the
-    module docstring); no network, no capabilities, a read-only root, little memory."""
+    module docstring); no network, no capabilities, a read-only root, little memory. `start`
+    starts the created container (the docker backend's, which retries a refused start)."""
     if not image:
         raise ValueError("a keeper needs an image (the agent image is not resolved)")
     keeper = client.containers.create(
@@ -50,7 +52,7 @@ def start_keeper(client: Any, image: str | None, *, name: str, labels: dict[str,
         read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges:true"],
         mem_limit=KEEPER_MEMORY_BYTES, memswap_limit=KEEPER_MEMORY_BYTES, pids_limit=4, init=init)
     try:
-        keeper.start()
+        (start or (lambda c: c.start()))(keeper)
     except Exception:
         keeper.remove(force=True)
         raise

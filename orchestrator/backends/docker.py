@@ -436,7 +436,7 @@ class DockerSandbox(Sandbox):
                 self.containers["helper"] = start_keeper(
                     self.client, self.backend.agent_image, name=f"{self.prefix}-helper", labels=self.labels("helper"),
                     volume=self.volumes["workspace"].name, target=self.config.container_paths.workspace,
-                    user=self.config.agent_user, init=self.backend.has_init)
+                    user=self.config.agent_user, init=self.backend.has_init, start=start_container)
             except docker.errors.DockerException as exc:
                 raise engine_error("start the workspace keeper", Phase.OPEN)(exc) from exc
         return self.containers["helper"]
@@ -476,7 +476,7 @@ class DockerSandbox(Sandbox):
             self.containers[f"{role}-keeper"] = start_keeper(
                 self.client, self.backend.agent_image, name=f"{self.prefix}-t{turn.n}-keeper",
                 labels=self.labels("helper"), volume=volume.name, target=cp.turn_dir, user=cfg.agent_user,
-                init=self.backend.has_init)
+                init=self.backend.has_init, start=start_container)
             binds: dict[str, dict[str, str]] = {
                 self.volumes["workspace"].name: {"bind": cp.workspace, "mode": "rw"},
                 volume.name: {"bind": cp.turn_dir, "mode": "rw"},
