@@ -1,8 +1,9 @@
 """`versions.json` and `conditions.json` of a publication bundle: what ran, under what.
 
 Versions: each task's version, tree hash and handbook hash; the grader's and every shared
-part's tree hash (the campaign's `sources`); the images by tag and, where the engine can say, by
-id; the orchestrator's git revision; the system declarations; the models and the gateway's price
+part's tree hash (the campaign's `sources`); the images by role, each with its content-hash tag
+and the digests (engine image ids, `sha256:…`) the attempts recorded running it — and, where the
+publishing host's engine has the tag, that engine's id; the orchestrator's git revision; the system declarations; the models and the gateway's price
 table (version, hash and prices); Python. Conditions: each condition's fault specification and
 description, the per-turn budgets of each task, the timeouts, seeds, repetitions, infra retries
 and the model budgets.
@@ -20,23 +21,51 @@ from orchestrator.cells import CLEAN
 from orchestrator.hashing import tree_sha256
 
 
-def _image_ids(tags: dict[str, str]) -> dict[str, Any]:
-    """Tag -> image id from the local engine, or a note when there is no engine (never an error)."""
+def _image_ids(tags: dict[str, str]) -> dict[str, str | None] | str:
+    """Tag -> image id in the local engine (None: not there), or why no engine answered (a
+    publishing host needs no engine: the digests the attempts recorded are the record)."""
     try:
         import docker
 
         client = docker.from_env(version="1.41", timeout=10)
+        client.ping()
     except Exception as exc:  # noqa: BLE001 — publishing needs no engine; say why ids are missing
-        return {"note": f"no container engine to read image ids from ({type(exc).__name__})"}
-    out: dict[str, Any] = {}
+        return f"no container engine to read image ids from ({type(exc).__name__})"
+    out: dict[str, str | None] = {}
     try:
-        for role, tag in sorted(tags.items()):
+        for tag in sorted(set(tags.values())):
             try:
-                out[role] = {"tag": tag, "id": client.images.get(tag).id}
-            except Exception:  # noqa: BLE001 — an image built elsewhere: the content tag stands
-                out[role] = {"tag": tag, "id": None}
+                out[tag] = client.images.get(tag).id
+            except Exception:  # noqa: BLE001 — an image built elsewhere: the recorded digests stand
+                out[tag] = None
     finally:
         client.close()
+    return out
+
+
+def image_versions(tags: dict[str, str], recorded: dict[str, list[str]], *, backend: str | None = None,
+                   engine_ids: dict[str, str | None] | str | None = None) -> dict[str, Any]:
+    """The images of a campaign by role and digest.
+
+    `tags`: role -> the content-hash tag the campaign declared (campaign.json `sources.images`);
+    `recorded`: image reference -> the digests the attempts recorded running it (provenance
+    `images`, from each attempt.json); `engine_ids`: tag -> the publishing host's image id, or a
+    note why there is none. An image the attempts ran that the declaration does not name (a
+    system's own image) is listed under `other`. On a docker campaign a declared erp or agent
+    image no attempt recorded a digest for is named in `missing_digests` (never silently)."""
+    roles: dict[str, Any] = {}
+    for role, tag in sorted(tags.items()):
+        entry: dict[str, Any] = {"tag": tag, "digests": sorted(recorded.get(tag) or [])}
+        if isinstance(engine_ids, dict):
+            entry["engine_id"] = engine_ids.get(tag)
+        roles[role] = entry
+    declared = set(tags.values())
+    other = {ref: sorted(ids) for ref, ids in sorted(recorded.items()) if ref not in declared}
+    out: dict[str, Any] = {"by_role": roles, "other": other}
+    if backend == "docker":
+        out["missing_digests"] = [role for role in ("erp", "agent") if role in roles and not roles[role]["digests"]]
+    if isinstance(engine_ids, str):
+        out["engine_note"] = engine_ids
     return out
 
 
@@ -132,8 +161,8 @@ def build_versions(declaration: dict[str, Any], provenance: dict[str, Any], *, e
         "tasks": tasks,
         "grader": (sources.get("parts") or {}).get("orchestrator/grading"),
         "parts": sources.get("parts"),
-        "images": {"tags": tags, "recorded_by_attempts": provenance.get("images"),
-                   "engine": _image_ids(tags) if engine and tags else None},
+        "images": image_versions(tags, provenance.get("images") or {}, backend=declaration.get("backend"),
+                                 engine_ids=_image_ids(tags) if engine and tags else None),
         "systems": systems,
         "models": models,
         "price_table": price_table(prices_path if prices_path and prices_path.is_file() else None),

@@ -122,6 +122,8 @@ def test_bundle_holds_what_a_reader_needs(bundle) -> None:
     agent = versions["systems"]["tiny-model-agent"]
     assert agent["matches_declaration"] is True and agent["definition"]["model"]["provider"] == "anthropic"
     assert versions["systems"]["oracle"] == {"declared": {"kind": "policy"}}
+    declared = json.loads((c.root / "campaign.json").read_text())["sources"]["images"]
+    assert {r: e["tag"] for r, e in versions["images"]["by_role"].items()} == declared  # by digest: test_publish_bundle_versions
     conditions = json.loads((out / "conditions.json").read_text())
     assert "lost_response:POST /payment-runs@1" in conditions["conditions"]["lost-writes"]["payment-run"]["faults"]
     assert conditions["turn_budgets"]["payment-run"]["turns"][0]["budget_s"] > 0
