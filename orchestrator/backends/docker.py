@@ -52,12 +52,12 @@ from orchestrator.backends.docker_containers import (
 )
 from orchestrator.backends.docker_firewall import BRIDGE_NAME_OPTION, HostFirewall, remove_networks
 from orchestrator.backends.docker_limits import limit_client, process_limiter
+from orchestrator.backends.reaper import reap
 from orchestrator.backends.services import ServiceEndpoints, ServiceSpec, ServiceSpecError
 from orchestrator.cancel_watch import CancelWatch
 from orchestrator.config import RuntimeConfig
 from orchestrator.errors import ContainerStartError, EngineError, InfraError, Phase, PostMortem
 from orchestrator.integrity import ServiceDeath
-from orchestrator.reaper import reap
 from orchestrator.volume_quota import start_keeper, tmpfs_volume_options
 
 log = logging.getLogger(__name__)

@@ -28,8 +28,8 @@ def run(args: argparse.Namespace) -> int:
     """Reap; a dead engine is one line and exit 3 (orchestrator.cli maps the exception)."""
     import docker
 
+    from orchestrator.backends.reaper import reap
     from orchestrator.exit_codes import ExitCode, check_engine
-    from orchestrator.reaper import reap
 
     check_engine()
     client = docker.from_env(timeout=120)

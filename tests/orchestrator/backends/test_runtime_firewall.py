@@ -243,7 +243,7 @@ def test_reap_removes_rules_whose_network_is_gone(client, backend) -> None:
     from networks.topology import load_topology
     from orchestrator import labels as L
     from orchestrator.backends.docker_firewall import BRIDGE_NAME_OPTION, HostFirewall
-    from orchestrator.reaper import reap
+    from orchestrator.backends.reaper import reap
 
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     dead = L.Owner(proc.pid, L.process_start_time(proc.pid) or "1", L.Owner.current().boot, L.Owner.current().host)
