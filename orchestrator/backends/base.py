@@ -242,7 +242,9 @@ class Sandbox(abc.ABC):
                 seen = "progress not observable" if progress is None else f"last seen: {_fmt(progress)}"
                 raise error(f"service {name!r} not healthy after {waited_s:.0f}s ({why}; {seen}): {problem}",
                             post_mortems=self._pm(name))
-            time.sleep(0.05 if waited_s < 2 else 0.25)
+            # Every poll that comes after the service got ready is added to the start: the probes
+            # are cheap (one reused client, a refused connect), so they stay frequent.
+            time.sleep(0.05 if waited_s < 2 else 0.1)
 
     def service_death(self, name: str, *, since: float) -> ServiceDeath | None:
         """How a service that is no longer running ended, from facts the agent cannot write
