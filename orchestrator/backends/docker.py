@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -40,14 +41,15 @@ from orchestrator.backends.docker_containers import (
     CANCEL_GRACE_S,
     NO_IPV6,
     PYTHON,
-    ROUTE_FIX,
     TURN_ENTRYPOINT,
+    InThread,
     LogFollower,
     engine_error,
     hardening,
     post_mortem_of,
     published_urls,
     start_container,
+    start_netns_holder,
     uid_gid,
 )
 from orchestrator.backends.docker_firewall import BRIDGE_NAME_OPTION, HostFirewall, remove_networks
@@ -203,6 +205,8 @@ class DockerSandbox(Sandbox):
         self.volumes: dict[str, Any] = {}
         self.containers: dict[str, Any] = {}  # role -> container (each service by name, netns, helper, turn-<n>)
         self._followers: list[LogFollower] = []
+        self._agent_side: InThread | None = None  # the workspace keeper + netns holder, starting
+        self._removals: list[InThread] = []  # finished turns' containers and volume, going away
         self.addresses: dict[str, dict[str, str]] = {}  # service -> network role -> IPv4
         self.admission = start_slots(self.config)  # host-wide: service starts queue here
 
@@ -212,12 +216,24 @@ class DockerSandbox(Sandbox):
     # -- resources ---------------------------------------------------------------------------
 
     def create_resources(self) -> None:
-        """The networks topology.yaml builds (attempt, control), the workspace volume, the netns."""
+        """The networks topology.yaml builds (attempt, control), the workspace volume; the
+        workspace keeper and the netns holder start in a thread, beside the services' start
+        (the ERP's takes seconds), and are waited for where first used (`agent_namespace`)."""
         for spec in self.backend.topology.built():
             self.ensure_network(spec.role)
         self._create_volume("workspace", self.config.workspace_volume_bytes, uid_gid(self.config.agent_user))
-        self._helper()  # holds the workspace's quota volume mounted for the whole attempt
+        self._agent_side = InThread(f"{self.prefix}-agent-side", self._start_agent_side, Phase.OPEN)
+
+    def _start_agent_side(self) -> None:
+        self._start_helper()  # holds the workspace's quota volume mounted for the whole attempt
         self._start_netns_holder()
+
+    def agent_namespace(self) -> Any:
+        """The container holding the agent side's network namespace, once it is ready (its
+        default route deleted); raises what its start raised (phase: open)."""
+        if self._agent_side is not None:
+            self._agent_side.wait()
+        return self.containers["netns"]
 
     def ensure_network(self, role: str) -> Any:
         """The attempt's network `role`, created from its topology.yaml entry on first use."""
@@ -245,69 +261,10 @@ class DockerSandbox(Sandbox):
         return self.volumes[role]
 
     def _start_netns_holder(self) -> None:
-        """The agent side's network namespace: an idle container on the attempt network whose
-        default route is deleted before any agent code runs; every turn's container joins it.
-
-        This engine (20.10) gives a container on an internal network a default route via the
-        network's gateway address. On an inhibit_ipv4 bridge nothing holds that address, so the
-        route leads nowhere — but "no route out" should be literally true, and a container can
-        not delete its own route without NET_ADMIN. So a one-shot container with NET_ADMIN
-        joins the holder's namespace, deletes the route and prints what is left (checked here).
-        """
-        cfg = self.config
-        net = self.networks["attempt"]
-        try:
-            holder = self.client.containers.create(
-                self.backend.agent_image,
-                entrypoint=["sleep", "infinity"],
-                command=[],
-                name=f"{self.prefix}-netns",
-                labels=self.labels("netns"),
-                network=net.name,
-                # The host's bridge has an IPv6 link-local address (inhibit_ipv4 is IPv4 only):
-                # IPv6 stays off in the namespace, explicitly rather than by engine default.
-                sysctls=NO_IPV6,
-                # The engine's embedded DNS forwards unknown names to the host's resolvers; from
-                # a host whose resolver is on loopback that would happen outside this namespace
-                # and answer public names. Point the upstream at the attempt subnet's unheld
-                # gateway slot instead: queries stay on the internal bridge and go unanswered.
-                dns=[self.blocks["attempt"].gateway],
-                user=cfg.agent_user,
-                read_only=True,
-                cap_drop=["ALL"],
-                security_opt=["no-new-privileges:true"],
-                mem_limit=32 * 2**20,
-                pids_limit=8,
-                init=self.backend.has_init,
-            )
-            self.containers["netns"] = holder
-            start_container(holder)
-            fix = self.client.containers.create(
-                self.backend.agent_image,
-                entrypoint=["sh", "-c", ROUTE_FIX],
-                command=[],
-                name=f"{self.prefix}-netfix",
-                labels=self.labels("netfix"),
-                network_mode=f"container:{holder.id}",
-                user="0:0",
-                cap_drop=["ALL"],
-                cap_add=["NET_ADMIN"],
-                security_opt=["no-new-privileges:true"],
-                read_only=True,
-            )
-            self.containers["netfix"] = fix
-            start_container(fix)
-            status = fix.wait(timeout=60)
-            left = fix.logs(stdout=True, stderr=False).decode().strip()
-        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-            raise ContainerStartError(f"attempt network namespace: {exc}", phase=Phase.OPEN) from exc
-        finally:
-            self._remove_container("netfix")
-        if status.get("StatusCode") != 0 or left:
-            raise InfraError(
-                f"could not remove the default route of the attempt namespace (exit {status.get('StatusCode')}): {left!r}",
-                phase=Phase.OPEN,
-            )
+        start_netns_holder(self.client, self.backend.agent_image, prefix=self.prefix, labels=self.labels,
+                           network=self.networks["attempt"].name, dns=self.blocks["attempt"].gateway,
+                           user=self.config.agent_user, init=self.backend.has_init, containers=self.containers,
+                           remove=self._remove_container)
 
     # -- services ------------------------------------------------------------------------------
 
@@ -431,6 +388,10 @@ class DockerSandbox(Sandbox):
     def _helper(self):
         """The workspace volume's keeper (volume_quota.py): an idle container that holds it
         mounted from creation to teardown, and through which archives are copied in and out."""
+        self.agent_namespace()  # started with it
+        return self.containers["helper"]
+
+    def _start_helper(self) -> None:
         if "helper" not in self.containers:
             try:
                 self.containers["helper"] = start_keeper(
@@ -439,7 +400,6 @@ class DockerSandbox(Sandbox):
                     user=self.config.agent_user, init=self.backend.has_init, start=start_container)
             except docker.errors.DockerException as exc:
                 raise engine_error("start the workspace keeper", Phase.OPEN)(exc) from exc
-        return self.containers["helper"]
 
     def seed_workspace(self, handbook_dir: Path) -> None:
         uid, gid = uid_gid(self.config.agent_user)
@@ -465,6 +425,7 @@ class DockerSandbox(Sandbox):
         uid, gid = uid_gid(cfg.agent_user)
         role = f"turn-{turn.n}"
         t0 = time.monotonic()
+        netns = self.agent_namespace()
         container = None
         volume = None
         try:
@@ -498,7 +459,7 @@ class DockerSandbox(Sandbox):
                     cp.home: f"rw,nosuid,nodev,size={cfg.tmpfs_size},uid={uid},gid={gid},mode=0700",
                     cp.tmp: f"rw,nosuid,nodev,size={cfg.tmpfs_size},mode=1777",
                 },
-                network_mode=f"container:{self.containers['netns'].id}",
+                network_mode=f"container:{netns.id}",
                 **hardening(cfg.agent_limits, cfg.agent_user, init=self.backend.has_init),
             )
             self.containers[role] = container
@@ -537,9 +498,11 @@ class DockerSandbox(Sandbox):
             skipped = safe_extract(stream_file(stream), turn.host_turn_dir, strip=0, max_bytes=512 * 2**20)
         except (docker.errors.DockerException, requests.exceptions.RequestException, ValueError) as exc:
             raise engine_error(f"copy out turn {turn.n}", Phase.TURN)(exc) from exc
-        self._remove_container(role)
-        self._remove_container(f"{role}-keeper")
-        self._remove_volume(role)
+        # The turn is over (its container exited, its folder is out): the removals run beside
+        # what comes next; close() waits for them.
+        self._removals.append(InThread(f"{self.prefix}-t{turn.n}-removal", lambda: [
+            p for p in (self._remove_container(role), self._remove_container(f"{role}-keeper"), self._remove_volume(role)) if p],
+            Phase.TURN))
         return TurnRun(
             exit_code=pm.exit_code,
             timed_out=timed_out,
@@ -583,9 +546,13 @@ class DockerSandbox(Sandbox):
     def close(self) -> list[str]:
         self.release_admissions()
         problems: list[str] = []
-        for role in list(self.containers):
-            if p := self._remove_container(role):
-                problems.append(p)
+        # Nothing still being made or removed. The agent side's failure, if no step met it, is
+        # not teardown's (the attempt failed before it needed it): logged; what it made goes below.
+        if self._agent_side is not None and (p := self._agent_side.settle()):
+            log.warning("agent side of %s never used: %s", self.prefix, p)
+        problems += [p for r in self._removals for p in ([r.settle()] + (r.result or [])) if p]
+        with ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"{self.prefix}-rm") as pool:  # each a round trip
+            problems += [p for p in pool.map(self._remove_container, list(self.containers)) if p]
         for f in self._followers:
             f.join(timeout=5)
         for role in list(self.volumes):

@@ -1,5 +1,6 @@
 """Container helpers of the docker backend: paths and options every container shares, the
-post-mortem of a (possibly dead) container, and the thread that follows a container's log."""
+post-mortem of a (possibly dead) container, the thread that follows a container's log, and
+engine work run in a thread beside the attempt's next step (`InThread`)."""
 from __future__ import annotations
 
 import logging
@@ -10,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import docker
+import requests.exceptions
 
 from orchestrator.backends.services import ServiceSpec
-from orchestrator.errors import ContainerStartError, EngineError, Phase, PostMortem
+from orchestrator.errors import ContainerStartError, EngineError, InfraError, Phase, PostMortem
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +89,73 @@ def start_container(container: Any, *, pause: Callable[[float], None] = time.sle
     raise AssertionError("unreachable")  # the loop returns or raises
 
 
+def start_netns_holder(client: Any, image: str | None, *, prefix: str, labels: Callable[[str], dict[str, str]],
+                       network: str, dns: str, user: str, init: bool, containers: dict[str, Any],
+                       remove: Callable[[str], object]) -> None:
+    """The agent side's network namespace: an idle container (`containers["netns"]`) on the
+    attempt network whose default route is deleted before any agent code runs; every turn's
+    container joins it. `remove(role)` removes a container of `containers` by its role.
+
+    This engine (20.10) gives a container on an internal network a default route via the
+    network's gateway address. On an inhibit_ipv4 bridge nothing holds that address, so the
+    route leads nowhere — but "no route out" should be literally true, and a container can
+    not delete its own route without NET_ADMIN. So a one-shot container with NET_ADMIN
+    joins the holder's namespace, deletes the route and prints what is left (checked here).
+    """
+    try:
+        holder = client.containers.create(
+            image,
+            entrypoint=["sleep", "infinity"],
+            command=[],
+            name=f"{prefix}-netns",
+            labels=labels("netns"),
+            network=network,
+            # The host's bridge has an IPv6 link-local address (inhibit_ipv4 is IPv4 only):
+            # IPv6 stays off in the namespace, explicitly rather than by engine default.
+            sysctls=NO_IPV6,
+            # The engine's embedded DNS forwards unknown names to the host's resolvers; from
+            # a host whose resolver is on loopback that would happen outside this namespace
+            # and answer public names. Point the upstream at the attempt subnet's unheld
+            # gateway slot instead (`dns`): queries stay on the internal bridge, unanswered.
+            dns=[dns],
+            user=user,
+            read_only=True,
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges:true"],
+            mem_limit=32 * 2**20,
+            pids_limit=8,
+            init=init,
+        )
+        containers["netns"] = holder
+        start_container(holder)
+        fix = client.containers.create(
+            image,
+            entrypoint=["sh", "-c", ROUTE_FIX],
+            command=[],
+            name=f"{prefix}-netfix",
+            labels=labels("netfix"),
+            network_mode=f"container:{holder.id}",
+            user="0:0",
+            cap_drop=["ALL"],
+            cap_add=["NET_ADMIN"],
+            security_opt=["no-new-privileges:true"],
+            read_only=True,
+        )
+        containers["netfix"] = fix
+        start_container(fix)
+        status = fix.wait(timeout=60)
+        left = fix.logs(stdout=True, stderr=False).decode().strip()
+    except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+        raise ContainerStartError(f"attempt network namespace: {exc}", phase=Phase.OPEN) from exc
+    finally:
+        remove("netfix")
+    if status.get("StatusCode") != 0 or left:
+        raise InfraError(
+            f"could not remove the default route of the attempt namespace (exit {status.get('StatusCode')}): {left!r}",
+            phase=Phase.OPEN,
+        )
+
+
 def engine_error(what: str, phase: Phase) -> Callable[[Exception], EngineError]:
     """A converter from an engine client exception to an `EngineError` saying what failed."""
     def wrap(exc: Exception) -> EngineError:
@@ -146,3 +215,46 @@ def hardening(limits: Any, user: str, *, init: bool) -> dict[str, Any]:
         init=init,
         ipc_mode="private",
     )
+
+
+class InThread:
+    """Engine work started in a thread now and waited for where its result is first needed
+    (e.g. the agent side's containers, started while the ERP starts; a turn's removals, done
+    while the next step runs).
+
+    `wait()` re-raises what the work raised, tagged with `phase` (the phase the work belongs
+    to, so the attempt's record names it rather than the phase that happened to wait); a second
+    `wait()` raises nothing. `result` is what the work returned."""
+
+    def __init__(self, name: str, work: Callable[[], Any], phase: Phase) -> None:
+        self.phase = phase
+        self.result: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(work,), name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self, work: Callable[[], Any]) -> None:
+        try:
+            self.result = work()
+        except BaseException as exc:  # noqa: BLE001 — handed to whoever waits
+            self._error = exc
+
+    def wait(self) -> None:
+        """Block until the work is done; raise its exception (once)."""
+        self._thread.join()
+        exc, self._error = self._error, None
+        if exc is not None:
+            if getattr(exc, "attempt_phase", None) is None:
+                try:
+                    exc.attempt_phase = self.phase  # type: ignore[attr-defined]
+                except (AttributeError, TypeError):
+                    pass
+            raise exc
+
+    def settle(self) -> str | None:
+        """Block until the work is done; what it raised as text (teardown reports, never raises)."""
+        try:
+            self.wait()
+        except Exception as exc:  # noqa: BLE001 — teardown goes on
+            return f"{self._thread.name}: {type(exc).__name__}: {exc}"
+        return None
