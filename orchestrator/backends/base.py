@@ -83,7 +83,7 @@ class TurnRun:
     duration_s: float  # from start to exit (or kill)
     oom_killed: bool = False
     start_overhead_s: float = 0.0  # create + copy-in + start
-    cleanup_s: float = 0.0  # copy-out + removal
+    cleanup_s: float = 0.0  # copy-out + removal (docker: the removal runs on, beside the next step)
     detail: dict[str, Any] = field(default_factory=dict)
 
 
