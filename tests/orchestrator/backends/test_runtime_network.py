@@ -127,7 +127,7 @@ def test_attempt_network_cannot_reach_host_canary(client, agent_image, backend, 
     # Where the agent runs (the attempt's network namespace): every path to the host is closed,
     # and there is no default route at all.
     before = len(hits)
-    got = probe_from(client, agent_image, f"container:{sandbox.containers['netns'].id}", targets, _labels("probe"))
+    got = probe_from(client, agent_image, f"container:{sandbox.agent_namespace().id}", targets, _labels("probe"))
     for target in targets:
         assert got[target] != "open", f"{target} reachable from the attempt network: {got}"
     assert got["default_route"] is False, got
