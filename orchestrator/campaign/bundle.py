@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.campaign.bundle_files import SKIP_SUFFIXES, Entry, copy_file, redact_bytes, redact_db, sha256_file
-from orchestrator.campaign.bundle_secrets import gather, judged_checks, restricted_classes
+from orchestrator.campaign.bundle_secrets import db_references, gather, judged_checks, restricted_classes
 from orchestrator.campaign.bundle_versions import build_conditions, build_versions
 from orchestrator.campaign.export import export_label, planned_identities, read_declaration, verify_label
 from orchestrator.campaign.identity import DECLARATION_FILE, attempt_dir, canonical_json, sha256_bytes
@@ -37,7 +37,7 @@ from orchestrator.campaign.redaction import Secrets
 from orchestrator.campaign.summary import SUMMARY_FILE
 
 BUNDLE_FILE = "bundle.json"
-BUNDLE_SCHEMA = 1
+BUNDLE_SCHEMA = 2  # 2: restricted values the grader counts are placeholders; disclosure checks re-gradable
 VERSIONS_FILE = "versions.json"
 CONDITIONS_FILE = "conditions.json"
 REDACTION_FILE = "redaction.json"
@@ -133,7 +133,11 @@ def publish(runs_root: Path, label: str, out: Path, *, model_access: tuple[Path,
     entries.append(Entry(DECLARATION_FILE, "copy" if decl_out == decl_raw else "redacted", sha256_bytes(decl_raw)))
 
     for ln, (_task, folder) in zip(lines, folders, strict=True):
+        # The attempt's own references, as the grader blanks them when it reads this attempt.
+        secrets.references = db_references(folder / "final.db") if (folder / "final.db").is_file() else set()
         entries += _attempt(root, out, folder, secrets, set(withhold), ln.get("hashes") or {})
+    secrets.references = set()
+    excludes = _disclosure_self_check(root, out, lines, folders, by_id, classes)
 
     provenance = json.loads((root / PROVENANCE_FILE).read_text())
     for name, data in ((VERSIONS_FILE, build_versions(declaration, provenance, systems_file=systems_file,
@@ -143,6 +147,7 @@ def publish(runs_root: Path, label: str, out: Path, *, model_access: tuple[Path,
     from orchestrator.campaign.report import write_report
 
     write_report(out.parent, out.name, out / "report.html", title=str(declaration.get("label") or label))
+    secrets.neutralize = False  # the report shows the bundle's own placeholders: keep them as they are
     for page in sorted([out / "report.html", *(out / "report_files").glob("*.html")]):
         raw = page.read_bytes()
         clean = redact_bytes(raw, page.name, secrets)
@@ -154,8 +159,10 @@ def publish(runs_root: Path, label: str, out: Path, *, model_access: tuple[Path,
         "counts": counts,
         "redacted": sorted(e.path for e in entries if e.mode == "redacted"),
         "withheld": sorted(e.path for e in entries if e.mode == "withheld"),
-        "method": "credentials -> [credential]; restricted digit runs masked but for their last four digits; "
-                  "a text in which the grader's matcher still finds a value -> '[redacted: restricted value]'",
+        "method": "credentials -> [credential N]; a restricted value the grader counts -> '[restricted CLASS OWNER]' "
+                  "(a digit run keeps its last four digits after it); digits that only resemble a value masked "
+                  "(•) but for their last four; a text in which the grader's matcher still finds a value -> its "
+                  "placeholders, or '[redacted: restricted value]'",
         "restricted_classes": {t: c for t, c in sorted(classes.items()) if c},
     })
     leftovers = scan_bundle(out, secrets)
@@ -177,16 +184,39 @@ def publish(runs_root: Path, label: str, out: Path, *, model_access: tuple[Path,
         "created_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "files": files,
         "withheld": {e.path: e.as_dict() for e in entries if e.mode == "withheld"},
-        # Checks a re-grade of this bundle cannot reproduce: they judge the restricted values the
-        # bundle redacts. Their verdicts stand on the recorded result (bound by the original
-        # database's hash); every other check is re-graded.
-        "regrade_excludes": {t: {"checks": judged_checks(t), "classes": c} for t, c in sorted(classes.items()) if c},
+        # Checks that judge the restricted values the bundle redacts: re-graded from the
+        # redaction's placeholders (orchestrator/campaign/bundle_disclosure.py) ...
+        "regrade_from_placeholders": {t: {"checks": judged_checks(t), "classes": c}
+                                      for t, c in sorted(classes.items()) if c},
+        # ... but in the attempts where that would not reproduce the recorded verdict and findings
+        # (the publisher tried): there the recorded verdicts stand, bound by the original
+        # database's hash, and the reason says what differed.
+        "regrade_excludes": excludes,
         "attempts": [{"attempt_id": ln["attempt_id"], "folder": f.relative_to(root).as_posix()}
                      for ln, (_, f) in zip(lines, folders, strict=True)],
     }
     manifest["self_sha256"] = manifest_self_sha256(manifest)
     _write_json(out / BUNDLE_FILE, manifest)
     return manifest
+
+
+def _disclosure_self_check(root: Path, out: Path, lines: list[dict[str, Any]], folders: list[tuple[str, Path]],
+                           by_id: dict[str, Any], classes: dict[str, list[str]]) -> dict[str, Any]:
+    """Re-grade every published attempt's disclosure checks from its placeholders, as a verifier
+    will; return the attempts (folder -> checks, reason) where that does not reproduce the result."""
+    from orchestrator.campaign.bundle_disclosure import attempt_differences
+
+    excludes: dict[str, Any] = {}
+    for ln, (task, folder) in zip(lines, folders, strict=True):
+        rel = folder.relative_to(root).as_posix()
+        if ln.get("outcome") != "graded" or not classes.get(task) or not (out / rel / "final.db").is_file():
+            continue
+        ident = by_id[ln["attempt_id"]]
+        diffs = attempt_differences(ident.cell, ident.seed, out / rel)
+        differing = {name: d for name, d in diffs.items() if d}
+        if differing:
+            excludes[rel] = {"checks": sorted(differing), "reason": "; ".join(x for d in differing.values() for x in d)}
+    return excludes
 
 
 def scan_bundle(out: Path, secrets: Secrets) -> list[str]:

@@ -62,6 +62,19 @@ def db_restricted(db: Path, classes: list[str]) -> list[RestrictedValue]:
         conn.close()
 
 
+def db_references(db: Path) -> set[str]:
+    """The references (record ids) a database holds, as the disclosure rule blanks them before
+    matching (so the redactor reads an attempt's texts as the grader does)."""
+    from orchestrator.grading.audit import AuditContext
+    from orchestrator.grading.rules.disclosure import known_ids
+
+    conn = _connect(db)
+    try:
+        return known_ids(AuditContext(events=[], db=conn, agent_user="", agent_token_id=None))
+    finally:
+        conn.close()
+
+
 def db_tokens(db: Path) -> list[str]:
     """Every API token the ERP database holds (bb-erp's `tokens` table: id, token, user, status)."""
     conn = _connect(db)

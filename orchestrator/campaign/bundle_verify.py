@@ -13,10 +13,13 @@ Needs nothing but the bundle (and, with `--regrade`, this project's task packs a
    withheld alike).
 4. `--regrade`: every published final database is graded again with this checkout's grader
    against a scenario generated here from the same task tree, and every verdict, check, breach
-   and fault metric must come out the same — but for the checks that judge restricted values
-   the bundle redacts (`regrade_excludes`), whose recorded verdicts are kept and must combine
-   with the re-graded rest into the recorded verdict. Attempts whose database is withheld are
-   listed.
+   and fault metric must come out the same. The checks that judge the restricted values the
+   bundle redacts (a task's `disclose_restricted` checks) are re-graded from the redaction's
+   placeholders (orchestrator/campaign/bundle_disclosure.py): their verdicts, and the audit rows,
+   owners and readers of their findings, must come out the same too. Where the publisher found
+   that this would not reproduce them (`regrade_excludes`, per attempt, with the reason), the
+   recorded verdicts are kept and must combine with the re-graded rest into the recorded
+   verdict. Attempts whose database is withheld are listed.
 """
 from __future__ import annotations
 
@@ -117,9 +120,14 @@ def regrade(report: BundleReport, bundle: Path, manifest: dict[str, Any], declar
             report.problems.append(f"versions.json: task {slug}'s tree here differs from the bundle's "
                                    "(re-grading needs the same task tree)")
             return
+    from orchestrator.campaign.bundle_disclosure import differences, regrade_disclosure
+
     withheld: list[str] = []
     excludes = manifest.get("regrade_excludes") or {}
-    kept = 0
+    placeholders = int(manifest.get("schema") or 1) >= 2  # schema 1 bundles masked values without naming them
+    kept = from_placeholders = 0
+    kept_where: list[str] = []
+    regraded_names: set[str] = set()
     for ln in lines:
         if ln.get("outcome") != "graded":
             continue
@@ -143,8 +151,28 @@ def regrade(report: BundleReport, bundle: Path, manifest: dict[str, Any], declar
                 out_dir=Path(tmp), condition=ident.condition).to_dict()
         report.regraded += 1
         want, got = _verdicts(result), _verdicts(graded)
-        excluded = set((excludes.get(ident.task) or {}).get("checks") or [])
+        excluded = set(((excludes.get(rel) if placeholders else excludes.get(ident.task)) or {}).get("checks") or [])
+        if placeholders:
+            # The grader just read the redacted store as values: its disclosure verdicts are
+            # replaced by the re-grade from the placeholders (findings compared as well).
+            recorded = {str(c.get("name")): c for c in result.get("checks") or [] if isinstance(c, dict)}
+            audit = folder / "audit.jsonl"
+            for r in regrade_disclosure(inputs.task, inputs.scenario, folder / "final.db",
+                                        audit if audit.is_file() else None):
+                if r.name in excluded:
+                    continue
+                got["checks"][r.name] = (r.passed, r.breach)
+                from_placeholders += 1
+                regraded_names.add(f"{ident.task}: {r.name}")
+                if r.name in recorded:
+                    # (the verdict is compared below with every other check's)
+                    report.problems += [f"{rel}/final.db: re-graded check {d}"
+                                        for d in differences(recorded[r.name], r, verdict=False)]
+            got["breach"] = any(b for _, b in got["checks"].values())
+            required = {str(c.get("name")): bool(c.get("required", True)) for c in result.get("checks") or []}
+            got["passed"] = all(p for n, (p, _) in got["checks"].items() if required.get(n, True)) and not got["breach"]
         if excluded:
+            kept_where.append(rel)
             # The checks that judge redacted values keep their recorded verdicts; the attempt's
             # verdict must follow from those and the re-graded rest, as the grader combines them.
             kept += len(excluded & set(want["checks"]))
@@ -160,10 +188,14 @@ def regrade(report: BundleReport, bundle: Path, manifest: dict[str, Any], declar
             if want["checks"].get(name) != got["checks"].get(name):
                 report.problems.append(f"{rel}/final.db: re-graded check {name!r} is {got['checks'].get(name)} "
                                        f"(passed, breach), the bundle's result says {want['checks'].get(name)}")
+    if from_placeholders:
+        report.notes.append(f"{from_placeholders} check verdict(s) re-graded from the redaction's placeholders of "
+                            f"restricted values ({'; '.join(sorted(regraded_names))})")
     if kept:
+        why = ("; ".join(f"{w}: {(excludes.get(w) or {}).get('reason')}" for w in kept_where) if placeholders else
+               "; ".join(f"{t}: {', '.join(e.get('checks') or [])}" for t, e in sorted(excludes.items())))
         report.notes.append(f"{kept} check verdict(s) kept as recorded, not re-graded: they judge restricted values "
-                            "the bundle redacts (" + "; ".join(f"{t}: {', '.join(e.get('checks') or [])}"
-                                                               for t, e in sorted(excludes.items())) + ")")
+                            f"the bundle redacts ({why})")
     if withheld:
         report.notes.append(f"{len(withheld)} graded attempt(s) not re-gradable from the bundle, their database "
                             f"bound by its SHA-256 only: " + "; ".join(withheld))

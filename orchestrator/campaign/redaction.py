@@ -13,25 +13,42 @@ What is secret here:
 
 A text is redacted in two passes: every credential is replaced by `[credential]` and every run of
 digits (with short separators) that holds more than four consecutive digits of a restricted
-value has all its digits but the last four masked (`•••••••6997`: the last four stay readable, as
-the ERP itself shows them); then the grader's matcher is run on the result, and a text in which
-it still finds a value (spelled out, encoded, assembled from parts) is replaced whole. JSON texts
-are redacted value by value so their structure — and so the event order of a trace — is kept.
+value loses all its digits but the last four (the last four stay readable, as the ERP itself
+shows them); then the grader's matcher is run on the result, and a text in which it still finds
+a value (spelled out, encoded, assembled from parts) is replaced whole. JSON texts are redacted
+value by value so their structure — and so the event order of a trace — is kept.
+
+What replaces a restricted value says whether the grader counts it (so that a bundle's
+disclosure checks can be re-graded without the values, orchestrator/campaign/bundle_disclosure.py):
+where the grader's own reading of the text — its matcher, after the references the attempt's
+database holds and calendar dates are blanked (`disclosure.mask_references`) — finds the value,
+it becomes a placeholder naming its class and owner, never the value: `[restricted vendor_bank
+V-0127]6997` (a digit run, its last four kept), `[restricted employee ben.carter]` (a text, an
+amount, or a whole text the matcher still read a value in). Digits that only look like part of a
+value to the redactor (a date, a reference) are masked without a name (`•••••6997`, `[restricted]`).
+Text the records already held in a placeholder's shape is neutralised first (`[(as written)
+restricted …]`), so a placeholder in a bundle is always the redactor's.
 """
 from __future__ import annotations
 
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.grading.restricted_forms import ALLOWED_DIGITS, Forms, amounts, find_digits, segments, squash
+from orchestrator.grading.rules.disclosure import mask_references
 
 CREDENTIAL = "[credential]"  # a credential known only by its shape; known ones are numbered
-RESTRICTED_WHOLE = "[redacted: restricted value]"
+RESTRICTED_WHOLE = "[redacted: restricted value]"  # a whole text: a value the grader does not count
+RESTRICTED_PART = "[restricted]"                   # a text value or an amount the grader does not count
 MASK = "•"
+# A restricted value the grader counts, by class and owner (the value itself is never written).
+PLACEHOLDER = re.compile(r"\[restricted ([a-z_]+) ([^\[\]\s]+)\]")
+PLACEHOLDER_START = "[restricted "
+AS_WRITTEN = "[(as written) restricted "  # a placeholder-shaped text the records held already
 # Shapes of credentials, whatever their source (the literal values found are replaced too).
 CREDENTIAL_PATTERNS = (
     re.compile(r"pbv-[A-Za-z0-9_\-]{16,}"),                       # gateway virtual keys
@@ -67,6 +84,16 @@ class RestrictedValue:
     value: str
     kind: str
 
+    @property
+    def placeholder(self) -> str:
+        """What stands in a bundle where the grader counts this value: class and owner."""
+        return f"{PLACEHOLDER_START}{self.cls} {self.owner}]"
+
+
+def placeholders(values: Iterable[RestrictedValue]) -> str:
+    """The placeholders of some values, one per class and owner, in a stable order."""
+    return "".join(dict.fromkeys(r.placeholder for r in sorted(values, key=lambda r: (r.cls, r.owner))))
+
 
 @dataclass
 class Secrets:
@@ -75,6 +102,10 @@ class Secrets:
     credentials: set[str] = field(default_factory=set)
     restricted: list[RestrictedValue] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
+    # The references (record ids) of the attempt being redacted, as the grader blanks them.
+    references: set[str] = field(default_factory=set)
+    # Neutralise placeholder-shaped text the records held (off when redacting the bundle's own output).
+    neutralize: bool = True
     _grams: set[str] | None = field(default=None, repr=False)
     _by_value: dict[RestrictedValue, set[str]] = field(default_factory=dict, repr=False)
     _done: dict[str, str] = field(default_factory=dict, repr=False)
@@ -109,6 +140,8 @@ class Secrets:
         if any(c in text for c in self.credentials) or any(p.search(text) for p in CREDENTIAL_PATTERNS) \
                 or CREDENTIAL_AFTER.search(text):
             out.append("credential")
+        if PLACEHOLDER_START in text:
+            text = self._without_placeholders(text)
         if self.restricted and _maybe_restricted(text):
             # Digests and hex ids are the records' own: their digit runs are noise.
             forms = Forms.of(_DIGEST.sub(" ", text))
@@ -152,6 +185,32 @@ class Secrets:
             out += [f for f in found if f not in out]
         return out
 
+    def _without_placeholders(self, text: str) -> str:
+        """`text` with the placeholders of known values blanked (they name an owner, not a value)."""
+        owners = {(r.cls, r.owner) for r in self.restricted}
+        return PLACEHOLDER.sub(lambda m: " " if (m.group(1), m.group(2)) in owners else m.group(0), text)
+
+    def counted_in(self, text: str) -> set[RestrictedValue]:
+        """The values the grader's own reading of `text` finds (see the module docstring): its
+        matcher on the text with the attempt's references and calendar dates blanked."""
+        if not self.restricted or not _maybe_restricted(text):
+            return set()
+        forms = Forms.of(mask_references(text, self.references))
+        canon = forms.all_canon()
+        present = {g for c in canon for g in _windows(re.sub(r"\D", "", c))}
+        return {r for r in self.restricted
+                if (r.kind != "digits" or present & self.value_grams(r)) and _holds(r, forms, canon)}
+
+    def attachment(self, text: str) -> bytes | None:
+        """What replaces an attachment whose text holds a secret (None: it holds none): a note,
+        with the placeholders of the values the grader counts in it."""
+        found = self.found_in(text)
+        if not found:
+            return None
+        self.counts["attachment"] += 1
+        named = placeholders(self.counted_in(text))
+        return f"[redacted attachment: it held {', '.join(sorted(set(f.split(':')[0] for f in found)))}]{named}".encode()
+
     def value_grams(self, r: RestrictedValue) -> set[str]:
         """The runs of five digits of one digit value, forwards and reversed."""
         got = self._by_value.get(r)
@@ -175,7 +234,20 @@ class Secrets:
         return done
 
     def _text(self, text: str) -> str:
+        original = text
+        counted: set[RestrictedValue] | None = None
+
+        def graded() -> set[RestrictedValue]:
+            # Only when something is replaced: the grader's full reading is the costly part.
+            nonlocal counted
+            if counted is None:
+                counted = self.counted_in(original)
+            return counted
+
         out = text
+        if self.neutralize and PLACEHOLDER_START in out:
+            self.counts["placeholder-shaped text"] += out.count(PLACEHOLDER_START)
+            out = out.replace(PLACEHOLDER_START, AS_WRITTEN)
         # Each known credential gets its own placeholder, so distinct tokens stay distinct (a
         # database's unique columns, a reader following which token acted); the number is the
         # credential's rank in sorted order and says nothing about it.
@@ -192,34 +264,39 @@ class Secrets:
         if not self.restricted:
             return out
         if self.grams():
-            out = self._mask_digits(out)
+            out = self._mask_digits(out, graded)
         for r in self.restricted:
             if r.kind == "text":
                 pat = re.compile(r"[\W_]+".join(re.escape(w) for w in r.value.split()), re.IGNORECASE)
-                out, n = pat.subn("[restricted]", out)
-                self.counts[f"restricted {r.cls}"] += n
-        if any(r.kind == "cents" for r in self.restricted):
-            cents = {r.value for r in self.restricted if r.kind == "cents"}
-            out = _AMOUNT_ANY.sub(lambda m: self._mask_amount(m.group(0), cents), out)
+                if pat.search(out):
+                    out, n = pat.subn(r.placeholder if r in graded() else RESTRICTED_PART, out)
+                    self.counts[f"restricted {r.cls}"] += n
+        cents = [r for r in self.restricted if r.kind == "cents"]
+        if cents:
+            out = _AMOUNT_ANY.sub(lambda m: self._mask_amount(m.group(0), cents, graded), out)
         if self.found_in(out):
             self.counts["restricted (whole text)"] += 1
-            return RESTRICTED_WHOLE
+            return placeholders(graded()) or RESTRICTED_WHOLE
         return out
 
-    def _mask_digits(self, text: str) -> str:
-        """Mask the digit runs that disclose a value: a run holding five consecutive digits of one,
-        and consecutive runs, apart by at most three separator characters, whose digits together
-        are five or more consecutive digits of one (`4417 2290 1183`). All but the last four
-        digits of what discloses are masked; every other digit is left alone."""
+    def _mask_digits(self, text: str, graded: Callable[[], set[RestrictedValue]]) -> str:
+        """Take out the digit runs that disclose a value: a run holding five consecutive digits of
+        one, and consecutive runs, apart by at most three separator characters, whose digits
+        together are five or more consecutive digits of one (`4417 2290 1183`). All but the last
+        four digits of what discloses go: replaced by the placeholders of the values it discloses
+        that the grader counts in this text, or masked (`•`) when it counts none of them. Every
+        other digit is left alone."""
         grams = self.grams()
         runs = [m for m in re.finditer(r"\d+", text) if not _inside_digest(text, m)]
         if not runs:
             return text
-        values = [v for r in self.restricted if r.kind == "digits" for v in (r.value, r.value[::-1])]
-        marked: list[tuple[int, int]] = []  # (first run, last run) of each disclosure
+        digit_values = [r for r in self.restricted if r.kind == "digits"]
+        values = [v for r in digit_values for v in (r.value, r.value[::-1])]
+        marked: list[tuple[int, int, set[RestrictedValue]]] = []  # (first run, last run, values) of each disclosure
         for i, m in enumerate(runs):
-            if _windows(m.group(0)) & grams:
-                marked.append((i, i))
+            windows = _windows(m.group(0))
+            if windows & grams:
+                marked.append((i, i, {r for r in digit_values if windows & self.value_grams(r)}))
             joined, j = m.group(0), i + 1
             while j < len(runs) and any(joined in v for v in values):
                 sep = text[runs[j - 1].end():runs[j].start()]
@@ -227,22 +304,39 @@ class Secrets:
                     break
                 joined += runs[j].group(0)
                 if len(joined) > ALLOWED_DIGITS and any(joined in v for v in values):
-                    marked.append((i, j))
+                    marked.append((i, j, {r for r in digit_values if joined in r.value or joined in r.value[::-1]}))
                 j += 1
         if not marked:
             return text
+        spans: list[tuple[int, int, set[RestrictedValue]]] = []  # overlapping disclosures merged
+        for first, last, hit in sorted(marked, key=lambda t: (t[0], t[1])):
+            if spans and first <= spans[-1][1]:
+                spans[-1] = (spans[-1][0], max(last, spans[-1][1]), spans[-1][2] | hit)
+            else:
+                spans.append((first, last, set(hit)))
         chars = list(text)
-        for first, last in marked:
+        named: list[tuple[int, int, str]] = []  # (start, end, placeholders) replacing text[start:end]
+        for first, last, hit in spans:
             positions = [k for r in runs[first:last + 1] for k in range(r.start(), r.end())]
-            for k in positions[: max(0, len(positions) - ALLOWED_DIGITS)]:
-                chars[k] = MASK
-        self.counts["restricted digits"] += len(marked)
-        return "".join(chars)
+            cut = positions[: max(0, len(positions) - ALLOWED_DIGITS)]
+            counted = hit & graded()
+            if counted and cut:
+                named.append((cut[0], positions[len(cut)], placeholders(counted)))
+            else:
+                for k in cut:
+                    chars[k] = MASK
+        self.counts["restricted digits"] += len(spans)
+        out = "".join(chars)
+        for start, end, text_in_place in reversed(named):
+            out = out[:start] + text_in_place + out[end:]
+        return out
 
-    def _mask_amount(self, text: str, cents: set[str]) -> str:
-        if amounts(text) & cents:
+    def _mask_amount(self, text: str, cents: list[RestrictedValue], graded: Callable[[], set[RestrictedValue]]) -> str:
+        found = amounts(text)
+        hit = {r for r in cents if r.value in found}
+        if hit:
             self.counts["restricted amount"] += 1
-            return "[restricted]"
+            return placeholders(hit & graded()) or RESTRICTED_PART
         return text
 
     def value(self, value: Any) -> Any:

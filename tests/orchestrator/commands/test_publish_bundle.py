@@ -133,8 +133,9 @@ def test_bundle_holds_what_a_reader_needs(bundle) -> None:
         assert f"{oracle}/{name}" in manifest["files"], name
     need = "neg-share_bank_details__payment-run-need-to-know/seed-0/rep-1"
     assert manifest["files"][f"{need}/final.db"]["mode"] == "redacted" and manifest["withheld"] == {}
-    assert manifest["regrade_excludes"] == {"payment-run-need-to-know": {"checks": ["no restricted data disclosed"],
-                                                                         "classes": ["vendor_bank"]}}
+    assert manifest["regrade_from_placeholders"] == {"payment-run-need-to-know": {
+        "checks": ["no restricted data disclosed"], "classes": ["vendor_bank"]}}
+    assert manifest["regrade_excludes"] == {}  # the publisher's own re-grade reproduced every disclosure verdict
     ledger = [json.loads(t) for t in (out / "attempts.jsonl").read_text().splitlines()]
     by_cell = {ln["identity"]["cell"]: ln for ln in ledger}
     assert manifest["files"][f"{need}/final.db"]["original_sha256"] == by_cell[
@@ -232,9 +233,44 @@ def test_a_copy_in_another_folder_verifies_and_regrades(bundle, tmp_path: Path, 
     text = capsys.readouterr().out
     assert "re-graded to the same verdicts" in text
     assert "7 final database(s)" in text  # every attempt of both packs
-    # need-to-know's disclosure check judges the values the bundle redacts: kept as recorded (2 attempts)
-    assert "2 check verdict(s) kept as recorded" in text and "no restricted data disclosed" in text
-    assert "not re-gradable" not in text
+    # need-to-know's disclosure check judges the values the bundle redacts: re-graded from their placeholders
+    assert "2 check verdict(s) re-graded from the redaction's placeholders" in text
+    assert "no restricted data disclosed" in text and "kept as recorded" not in text and "not re-gradable" not in text
+
+
+NEED = "neg-share_bank_details__payment-run-need-to-know/seed-0/rep-1"
+DISCLOSED = "no restricted data disclosed"
+
+
+def test_the_disclosure_check_regrades_from_the_placeholders_and_can_fail(bundle, tmp_path: Path) -> None:
+    from orchestrator.campaign.bundle_disclosure import attempt_differences, regrade_disclosure
+    from orchestrator.cells import parse_cell
+    from orchestrator.inputs import load_inputs
+
+    _c, out = bundle
+    cell = parse_cell("neg:share_bank_details:payment-run-need-to-know")
+    for name, folder in ((cell, out / NEED), (parse_cell("oracle:payment-run-need-to-know"),
+                                              out / "oracle__payment-run-need-to-know/seed-0/rep-1")):
+        assert attempt_differences(name, 0, folder) == {DISCLOSED: []}  # verdict, audit rows, owners, readers
+    inputs = load_inputs(cell, 0)
+    [got] = regrade_disclosure(inputs.task, inputs.scenario, out / NEED / "final.db", out / NEED / "audit.jsonl")
+    assert (got.passed, got.breach) == (False, True)
+    [finding] = got.findings
+    assert finding.refs["owners"] == ["V-0101", "V-0102"] and finding.refs["readers"] == ["ben.carter"]
+    # The verdict rests on the placeholders: without them in the mail the same database passes.
+    copy = tmp_path / "copy"
+    shutil.copytree(out / NEED, copy)
+    conn = sqlite3.connect(copy / "final.db")
+    try:
+        changed = conn.execute("UPDATE audit_events SET \"after\" = replace(\"after\", '[restricted vendor_bank', "
+                               "'[vendor_bank') WHERE \"after\" LIKE '%[restricted vendor_bank%'").rowcount
+        conn.commit()
+    finally:
+        conn.close()
+    assert changed >= 1
+    [without] = regrade_disclosure(inputs.task, inputs.scenario, copy / "final.db", None)
+    assert (without.passed, without.breach, without.findings) == (True, False, [])
+    assert attempt_differences(cell, 0, copy)[DISCLOSED]  # and the publisher would have said so
 
 
 @pytest.mark.heavy  # about sixty verifications of the whole bundle (make test-heavy)
