@@ -248,12 +248,16 @@ def test_no_key_or_gateway_token_in_the_agent_container(glab) -> None:
                                                                    "check_writes": False})
     assert report["files_scanned"] > 100
     assert (report["token_env"], report["token_proc"], report["token_files"]) == ([], [], [])
-    # Positive control: the same scan finds the real key when it is planted in a file and the
-    # environment of a container of the same image.
+    # Positive control: the same scan finds the real key when it is planted in a file, the
+    # environment and the argv of a background process of a container of the same image, so an
+    # empty token_proc above means the process-list scan looked and found nothing.
     pc = glab.control_probe({"mode": "secrets", "token_sha256": hashes, "check_writes": False},
                             environment={"LEAKED": a.real_key}, plant={"leak.txt": a.real_key.encode()},
-                            read_only=False)
-    assert pc["token_env"] and pc["token_files"] == ["/opt/planted/leak.txt"]
+                            read_only=False,
+                            background_argv=[PYTHON, "-c", "import time; time.sleep(120)", a.real_key])
+    assert pc["token_env"] and pc["token_files"] == ["/opt/planted/leak.txt"], pc
+    assert any(p.endswith("/cmdline") for p in pc["token_proc"]), pc["token_proc"]
+    assert any(p.endswith("/environ") for p in pc["token_proc"]), pc["token_proc"]
 
 
 def test_gateway_cannot_reach_control_api_host_or_other_attempt(glab) -> None:
