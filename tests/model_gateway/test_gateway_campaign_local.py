@@ -73,6 +73,7 @@ def ledger(root: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in (root / "attempts.jsonl").read_text().splitlines() if x.strip()]
 
 
+@pytest.mark.heavy  # a whole campaign twice over (~25 s under load); the unit tests of retries stay in make test
 def test_a_provider_outage_is_an_infra_error_retried_once(tmp_path: Path) -> None:
     (tmp_path / "outage.yaml").write_text(yaml.safe_dump(
         {"match": "any", "steps": [], "otherwise": {"fail": {"status": 503, "type": "api_error"}}}))
