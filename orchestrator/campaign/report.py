@@ -16,7 +16,7 @@ from typing import Any
 
 from orchestrator.campaign.identity import AttemptIdentity, attempt_dir
 from orchestrator.campaign.report_attempt import render_attempt_page, verdict_text
-from orchestrator.campaign.report_charts import CSS, count_chart, esc, pct, rate_chart, turn_time_chart
+from orchestrator.campaign.report_charts import CSS, count_chart, esc, pct, plain, rate_chart, turn_time_chart
 from orchestrator.campaign.report_checks import per_check_view
 
 PAGES_DIR = "report_files"  # attempt pages, beside report.html ("Save page" convention)
@@ -64,9 +64,29 @@ def cells_table(cells: dict[str, Any]) -> str:
     return "".join(out)
 
 
+FAULT_COLUMNS = ("faults_injected", "by_kind", "committed_behind_a_failure", "faulted_requests_resent",
+                 "resends_observed", "resent_with_key", "duplicates")
+
+
+def fault_table(fault_cells: dict[str, dict[str, Any]]) -> str:
+    """Per fault cell, its fault-handling totals one per column (the summary's names; the known
+    ones first, in the order a reader follows a fault: injected, resent, with a key, duplicated)."""
+    keys = [k for k in FAULT_COLUMNS if any(k in fh for fh in fault_cells.values())]
+    keys += sorted({k for fh in fault_cells.values() for k in fh} - set(keys))
+    texts = {k for k in keys if any(isinstance(fh.get(k), (dict, list)) for fh in fault_cells.values())}  # left-aligned
+    out = ["<div class='wide'><table class='metrics faults'><tr><th>cell</th>"
+           + "".join(f"<th class='{'l' if k in texts else ''}'>{esc(k).replace('_', '_<wbr>')}</th>" for k in keys) + "</tr>"]
+    for name, fh in fault_cells.items():
+        out.append(f"<tr><td>{esc(name)}</td>" + "".join(
+            f"<td class='{'kv' if k in texts else ''}'>{esc(plain(fh.get(k)))}</td>"
+            for k in keys) + "</tr>")
+    out.append("</table></div>")
+    return "".join(out)
+
+
 def attempts_table(lines: list[dict[str, Any]], pages: str | None) -> str:
     """Every attempt with its verdict, linked to its page when pages were written."""
-    out = ["<table><tr><th>attempt</th><th>seed</th><th>rep</th><th>verdict</th><th>checks passed</th>"
+    out = ["<table><tr><th>attempt</th><th>seed</th><th>rep</th><th class='l'>verdict</th><th>checks passed</th>"
            "<th>breaches</th><th>probes</th></tr>"]
     for ln in lines:
         ident = ln["identity"]
@@ -134,10 +154,11 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
         )
     out.append("</table>")
 
+    # Header words break only between words (and after a slash), never inside one.
     out.append("<h2>Metrics per cell</h2><div class='wide'><table class='metrics'><tr><th>cell</th><th>attempts</th><th>scored</th><th>passed</th>"
-               "<th>check rate</th><th>breach rate</th><th>probes/attempt</th><th>writes/attempt</th>"
+               "<th>check rate</th><th>breach rate</th><th>probes/<wbr>attempt</th><th>writes/<wbr>attempt</th>"
                "<th>self-reversed</th><th>agent errors</th><th>infra errors</th><th>task errors</th><th>retries</th>"
-               "<th>cost/accepted</th></tr>")
+               "<th>cost/<wbr>accepted</th></tr>")
     for name, c in cells.items():
         cost = c["cost"]["cost_per_accepted_usd"]
         out.append(
@@ -180,10 +201,7 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
 
     fault_cells = {n: c["fault_handling"] for n, c in cells.items() if c.get("fault_handling")}
     if fault_cells:
-        out.append("<h2>Fault handling</h2><table><tr><th>cell</th><th>totals</th></tr>")
-        for n, fh in fault_cells.items():
-            out.append(f"<tr><td>{esc(n)}</td><td><code>{esc(json.dumps(fh, sort_keys=True))}</code></td></tr>")
-        out.append("</table>")
+        out.append("<h2>Fault handling</h2>" + fault_table(fault_cells))
 
     errors = [ln for ln in lines if ln.get("outcome") != "graded" or ln.get("retries")]
     if errors:

@@ -14,13 +14,28 @@ import json
 from pathlib import Path
 from typing import Any
 
-from orchestrator.campaign.report_charts import CSS, esc
+from orchestrator.campaign.report_charts import CSS, esc, plain
 
 STATE_TYPES = ("state_set", "state_values", "state_unchanged", "state_rows")
 AUDIT_COLUMNS = ("id", "business_date", "actor", "method", "path", "action", "object", "outcome", "status",
                  "error_code", "replay")
 MAX_REQUEST_CHARS = 300
 MAX_PROJECTION_ROWS = 200
+PHASES = ("resolve", "open", "services_queued", "services", "turn", "freeze", "grade", "teardown")  # in the order they run
+
+
+def timings_text(timings: dict[str, Any]) -> str:
+    """An attempt's wall times: the total, then each phase in the order the phases run."""
+    if not timings:
+        return "-"
+    secs = {k[:-2] if k.endswith("_s") else k: v for k, v in timings.items()}
+    order = [p for p in PHASES if p in secs] + sorted(set(secs) - set(PHASES) - {"total"})
+
+    def fmt(v: Any) -> str:
+        return f"{v:.2f} s" if isinstance(v, (int, float)) else plain(v)
+
+    head = f"{fmt(secs['total'])} in all: " if "total" in secs else ""
+    return head + ", ".join(f"{p} {fmt(secs[p])}" for p in order)
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
@@ -76,7 +91,7 @@ def audit_table(rows: list[dict[str, Any]]) -> str:
         req_text = req if isinstance(req, str) else json.dumps(req, sort_keys=True)
         if req_text and len(req_text) > MAX_REQUEST_CHARS:
             req_text = req_text[:MAX_REQUEST_CHARS] + "…"
-        out.append("<tr>" + "".join(f"<td class='l'>{esc('' if r.get(c) is None else r.get(c))}</td>" for c in AUDIT_COLUMNS)
+        out.append("<tr>" + "".join(f"<td class='l'>{esc('' if r.get(c) is None else plain(r.get(c)))}</td>" for c in AUDIT_COLUMNS)
                    + f"<td class='req'><code>{esc(req_text or '')}</code></td></tr>")
     out.append("</table></div>")
     return "".join(out)
@@ -124,7 +139,7 @@ def _turns_table(turns: list[dict[str, Any]]) -> str:
     if not turns:
         return "<p class='meta'>No turns ran.</p>"
     out = ["<table><tr><th>turn</th><th>date</th><th>exit status</th><th>timed out</th><th>duration</th>"
-           "<th>budget</th><th>usage</th><th>notes</th></tr>"]
+           "<th>budget</th><th class='l'>usage</th><th class='l'>notes</th></tr>"]
     for t in turns:
         dur = t.get("duration_s")
         usage = t.get("usage")
@@ -132,7 +147,7 @@ def _turns_table(turns: list[dict[str, Any]]) -> str:
             f"<tr><td>{esc(t.get('n'))}</td><td>{esc(t.get('date'))}</td><td>{esc(t.get('exit_code'))}</td>"
             f"<td>{'yes' if t.get('timed_out') else 'no'}</td><td>{'-' if dur is None else f'{dur:.2f}s'}</td>"
             f"<td>{'-' if t.get('budget_s') is None else esc(t.get('budget_s')) + 's'}</td>"
-            f"<td class='detail'><code>{esc(json.dumps(usage, sort_keys=True) if usage else '-')}</code></td>"
+            f"<td class='detail'>{esc(plain(usage) if usage else '-')}</td>"
             f"<td class='detail'>{esc('; '.join(str(n) for n in t.get('notes') or []))}</td></tr>")
     out.append("</table>")
     return "".join(out)
@@ -156,15 +171,14 @@ def render_attempt_page(folder: Path, line: dict[str, Any], *, label: str, index
         f"<p class='meta'><a href='{esc(index_href)}'>&larr; campaign {esc(label)}</a></p>",
         f"<h1>{esc(ident.get('cell'))} · seed {esc(ident.get('seed'))} · rep {esc(ident.get('rep'))}</h1>",
         f"<p>Verdict: <span class='{cls}'>{esc(verdict)}</span></p>",
-        "<table class='t'>"
+        "<table class='t kv'>"
         + "".join(f"<tr><th>{esc(k)}</th><td class='l'>{esc(v)}</td></tr>" for k, v in (
             ("attempt", line.get("attempt_id")), ("system", ident.get("system")), ("task", ident.get("task")),
             ("task version", ident.get("task_version")), ("interface", result.get("interface") or "cli"),
             ("condition", ident.get("condition")), ("isolation", result.get("isolation") or line.get("isolation")),
             ("outcome", result.get("outcome")), ("probes", line.get("probes")), ("breaches", line.get("breach_count")),
-            ("writes", json.dumps(line.get("writes"), sort_keys=True)),
-            ("usage", json.dumps(result.get("usage") or {}, sort_keys=True)),
-            ("time", json.dumps(result.get("timings") or {}, sort_keys=True))))
+            ("writes", plain(line.get("writes"))), ("usage", plain(result.get("usage") or None)),
+            ("time", timings_text(result.get("timings") or {}))))
         + "</table>",
     ]
     errors = line.get("errors") or []
@@ -208,7 +222,7 @@ def render_attempt_page(folder: Path, line: dict[str, Any], *, label: str, index
         if ids:
             out.append(audit_table([by_id[i] for i in ids if i in by_id]))
         else:
-            out.append(f"<p class='meta'>refs: <code>{esc(json.dumps(b.get('refs'), sort_keys=True))}</code></p>")
+            out.append(f"<p class='meta'>refs: {esc(plain(b.get('refs')))}</p>")
 
     probes = [r for r in audit if r.get("outcome") == "refused" and r.get("channel") == "api"]
     out.append(f"<h2>Probes ({line.get('probes', len(probes))}): requests a hard control refused</h2>")
@@ -218,12 +232,11 @@ def render_attempt_page(folder: Path, line: dict[str, Any], *, label: str, index
     if result.get("fault_metrics") or faults:
         out.append("<h2>Fault metrics</h2>")
         fm = result.get("fault_metrics") or {}
-        out.append("<table class='t'>" + "".join(
-            f"<tr><th>{esc(k)}</th><td class='l'><code>{esc(json.dumps(v, sort_keys=True))}</code></td></tr>"
-            for k, v in sorted(fm.items())) + "</table>")
+        out.append("<table class='t kv'>" + "".join(
+            f"<tr><th>{esc(k)}</th><td class='l'>{esc(plain(v))}</td></tr>" for k, v in sorted(fm.items())) + "</table>")
         cols = ("seq", "kind", "rule", "method", "path", "business_date", "committed", "client_status", "audit_before",
                 "audit_after")
         out.append("<h3>Injected faults</h3><div class='wide'><table class='t'><tr>" + "".join(f"<th>{c}</th>" for c in cols) + "</tr>" + "".join(
-            "<tr>" + "".join(f"<td class='l'>{esc(f.get(c))}</td>" for c in cols) + "</tr>" for f in faults) + "</table></div>")
+            "<tr>" + "".join(f"<td class='l'>{esc(plain(f.get(c)))}</td>" for c in cols) + "</tr>" for f in faults) + "</table></div>")
     out.append("</body></html>\n")
     return "\n".join(out)

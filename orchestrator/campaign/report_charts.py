@@ -6,6 +6,7 @@ chart whose values are all zero reads 0, never a float artefact such as `5e-10`.
 from __future__ import annotations
 
 import html
+import math
 from typing import Any
 
 from orchestrator.campaign import metrics as m
@@ -37,6 +38,37 @@ def tick(value: float, unit: str = "") -> str:
     if abs(value) < 1e-9:
         return f"0{unit}"
     return f"{value:.3g}{unit}"
+
+
+def plain(value: Any) -> str:
+    """A recorded value as a reader reads it, not as JSON: `key value, key value` for a mapping
+    (a nested one in parentheses), `a; b` for a list, yes/no, - for nothing (escape it to show it)."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_nested(v)}" for k, v in value.items()) or "-"
+    if isinstance(value, (list, tuple)):
+        return "; ".join(plain(v) for v in value) or "-"
+    return str(value)
+
+
+def _nested(value: Any) -> str:
+    return f"({plain(value)})" if isinstance(value, (dict, list, tuple)) and value else plain(value)
+
+
+def nice_scale(top: float, steps: int = 4) -> tuple[float, list[float]]:
+    """An axis for values up to `top`: its end and its ticks, at a round step (1, 2, 2.5 or 5
+    times a power of ten) so the labels read 0, 1, 2, 3 rather than 0, 0.711, 1.42, …"""
+    top = top if top > 0 else 1.0
+    raw = top / steps
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw * (1 - 1e-9))
+    count = max(1, math.ceil(top / step - 1e-9))
+    return step * count, [i * step for i in range(count + 1)]
 
 
 def scale_top(values: list[float]) -> float:
@@ -87,7 +119,7 @@ def rate_chart(rows: list[tuple[str, float | None, list[float] | None, str]], *,
 
 def count_chart(rows: list[tuple[str, float | None, str]], *, title: str, colour: str) -> str:
     """Horizontal bars of non-negative values scaled to the largest; rows are (name, value, note)."""
-    top = scale_top([v for _, v, _ in rows if v is not None])
+    top, ticks = nice_scale(scale_top([v for _, v, _ in rows if v is not None]))
     height = ROW_H * len(rows) + 40
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{LEFT + BAR_W + 140}" height="{height}" '
              f'role="img" aria-label="{esc(title)}">']
@@ -97,7 +129,7 @@ def count_chart(rows: list[tuple[str, float | None, str]], *, title: str, colour
         if value:
             parts.append(f'<rect x="{LEFT}" y="{y + 3}" width="{value / top * BAR_W:.1f}" height="{ROW_H - 6}" fill="{colour}"/>')
         parts.append(f'<text x="{LEFT + BAR_W + 8}" y="{y + 14}" font-size="12">{esc(note)}</text>')
-    parts.append(_axis(BAR_W, 10 + len(rows) * ROW_H + 2, [(f, tick(f * top)) for f in (0, 0.5, 1)]))
+    parts.append(_axis(BAR_W, 10 + len(rows) * ROW_H + 2, [(t / top, tick(t)) for t in ticks]))
     parts.append("</svg>")
     return "".join(parts)
 
@@ -105,7 +137,7 @@ def count_chart(rows: list[tuple[str, float | None, str]], *, title: str, colour
 def turn_time_chart(series: list[tuple[str, list[float]]]) -> str:
     """Per cell: every turn's wall time as a dot, median (thick tick) and p90 (thin tick), log-free linear scale."""
     allv = [v for _, vs in series for v in vs]
-    top = scale_top(allv)
+    top, ticks = nice_scale(scale_top(allv))
     height = ROW_H * len(series) + 40
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{LEFT + BAR_W + 160}" height="{height}" '
              'role="img" aria-label="turn times">']
@@ -127,7 +159,7 @@ def turn_time_chart(series: list[tuple[str, list[float]]]) -> str:
                          f'<title>p90 {p90:.2f}s</title></line>')
         note = f"n={len(values)}" + (f"  p50 {med:.1f}s  p90 {p90:.1f}s" if med is not None else "")
         parts.append(f'<text x="{LEFT + BAR_W + 8}" y="{y + 14}" font-size="12">{esc(note)}</text>')
-    parts.append(_axis(BAR_W, 10 + len(series) * ROW_H + 2, [(f, tick(f * top, "s")) for f in (0, 0.25, 0.5, 0.75, 1)]))
+    parts.append(_axis(BAR_W, 10 + len(series) * ROW_H + 2, [(t / top, tick(t, "s")) for t in ticks]))
     parts.append("</svg>")
     return "".join(parts)
 
@@ -151,8 +183,9 @@ pre{font-size:11px;background:#f7f7f7;padding:6px;overflow-x:auto;white-space:pr
 tr.diff td{background:#fde8e4}
 td.req{min-width:10em;max-width:22em;word-break:break-all;font-size:11px}table.audit{font-size:12px}table.audit td,table.audit th{padding:2px 5px}
 table.t td,table.t th{text-align:left;vertical-align:top}.wide{overflow-x:auto;max-width:100%}
-table.metrics th{font-size:12px;font-weight:600;max-width:6.5em;white-space:normal;overflow-wrap:anywhere;vertical-align:bottom}
-table.metrics td:first-child{max-width:22em;word-break:break-word}
+table.metrics th{font-size:12px;font-weight:600;max-width:6.5em;white-space:normal;vertical-align:bottom}
+table.metrics td:first-child{max-width:22em}
+table.faults td:not(:first-child){white-space:nowrap}td.kv{text-align:left;font-size:12px}table.kv th{white-space:nowrap}
 """
 
 
