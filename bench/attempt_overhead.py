@@ -31,6 +31,7 @@ scenario cache). Grading is skipped: it is the same host code on both backends.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import subprocess
 import sys
@@ -100,17 +101,18 @@ class BareDocker:
 
 
 def count_creations(client: Any) -> Counter[str]:
-    """Wrap the engine client's create calls; the returned counter grows with every creation."""
+    """Wrap the engine client's create calls (at its low-level API: the high-level collections
+    are made afresh on every access); the returned counter grows with every creation."""
     counts: Counter[str] = Counter()
-    for kind, collection in (("containers", client.containers), ("networks", client.networks),
-                             ("volumes", client.volumes)):
-        original: Callable[..., Any] = collection.create
+    for kind, method in (("containers", "create_container"), ("networks", "create_network"),
+                         ("volumes", "create_volume")):
+        original: Callable[..., Any] = getattr(client.api, method)
 
         def counted(*args: Any, _kind: str = kind, _orig: Callable[..., Any] = original, **kwargs: Any) -> Any:
             counts[_kind] += 1
             return _orig(*args, **kwargs)
 
-        collection.create = counted
+        setattr(client.api, method, counted)
     return counts
 
 
@@ -181,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=3, help="rounds: one attempt per backend + one bare sample each (default 3)")
     ap.add_argument("--turns", type=int, default=2, help="turns of the built-in scenario (default 2)")
     ap.add_argument("--task", help="use this task pack's scenario (seed 0) instead of the built-in one")
+    ap.add_argument("--json", type=Path, help="also write the figures to this file")
     args = ap.parse_args(argv)
 
     from orchestrator.images import ensure_images
@@ -235,6 +238,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"per-turn agent container (start + cleanup) / 2 bare containers (keeper + agent): "
           f"{per_turn / (2 * b['container']):.2f}")
     print(f"docker/local total per attempt: {d['total_s'] / lo['total_s']:.2f}")
+    if args.json:
+        args.json.write_text(json.dumps({"docker": d, "local": lo, "bare": b, "created": created, "floor_s": floor,
+                                         "ratio": overhead / floor, "ratio_with_erp_app": overhead / (floor + erp_app),
+                                         "docker_records": [r["timings"] for r in dock.records]}, indent=1))
     return 0
 
 
