@@ -12,8 +12,11 @@ a constant. Against each, on loopback only, with bounded loops:
 - median and p99 latency of a typical write, `POST /outbox` with a fresh Idempotency-Key;
 - requests per second of the read and of the write at concurrency 1 and 8.
 
-Prints the figures side by side with the ratio bb-erp / bare (for latency: how many times
-slower; for throughput: the share of the bare app's rate). Nothing is asserted.
+Both servers run at once and every figure is measured in `--rounds` alternating batches (bb-erp,
+then bare, then bb-erp...), so a shared machine's load falls on both alike. Prints the figures
+side by side with the ratio bb-erp / bare (for latency: how many times slower; for throughput:
+the share of the bare app's rate), and issue 20's Done-when line: read and write median <= 3 x
+the bare app. Nothing is asserted.
 """
 from __future__ import annotations
 
@@ -217,19 +220,30 @@ def p99(xs: list[float]) -> float:
     return statistics.quantiles(xs, n=100, method="inclusive")[98] if len(xs) > 1 else xs[0]
 
 
-def measure(url: str, token: str, args: argparse.Namespace, counter: Counter) -> dict[str, float]:
-    """Every figure against one server."""
-    c = Client(url, token)
-    latencies(c, c.read, WARMUP, counter, 200)
-    latencies(c, c.write, WARMUP, counter, 201)
-    reads = latencies(c, c.read, args.reads, counter, 200)
-    writes = latencies(c, c.write, args.writes, counter, 201)
-    c.close()
-    out = {"read median ms": statistics.median(reads), "read p99 ms": p99(reads),
-           "write median ms": statistics.median(writes), "write p99 ms": p99(writes)}
-    for which, ok in (("read", 200), ("write", 201)):
-        for conc in (1, 8):
-            out[f"{which} req/s c={conc}"] = throughput(url, token, which, conc, args.rps_requests, counter, ok)
+def measure(servers: dict[str, tuple[str, Counter]], token: str, args: argparse.Namespace) -> dict[str, dict[str, float]]:
+    """Every figure against every server, in alternating batches."""
+    lat: dict[str, dict[str, list[float]]] = {name: {"read": [], "write": []} for name in servers}
+    rps: dict[str, dict[str, list[float]]] = {name: {} for name in servers}
+    for n in range(args.rounds):
+        for name, (url, counter) in servers.items():
+            # A fresh connection per batch: the server drops one idle beyond its keep-alive timeout.
+            c = Client(url, token)
+            warm = WARMUP if n == 0 else 3
+            latencies(c, c.read, warm, counter, 200)
+            latencies(c, c.write, warm, counter, 201)
+            lat[name]["read"] += latencies(c, c.read, max(1, args.reads // args.rounds), counter, 200)
+            lat[name]["write"] += latencies(c, c.write, max(1, args.writes // args.rounds), counter, 201)
+            c.close()
+            for which, ok in (("read", 200), ("write", 201)):
+                for conc in (1, 8):
+                    rate = throughput(url, token, which, conc, max(conc, args.rps_requests // args.rounds), counter, ok)
+                    rps[name].setdefault(f"{which} req/s c={conc}", []).append(rate)
+    out: dict[str, dict[str, float]] = {}
+    for name in servers:
+        reads, writes = lat[name]["read"], lat[name]["write"]
+        out[name] = {"read median ms": statistics.median(reads), "read p99 ms": p99(reads),
+                     "write median ms": statistics.median(writes), "write p99 ms": p99(writes)}
+        out[name].update({k: statistics.median(v) for k, v in rps[name].items()})
     return out
 
 
@@ -240,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reads", type=int, default=200, help="sequential reads for latency")
     parser.add_argument("--writes", type=int, default=200, help="sequential writes for latency")
     parser.add_argument("--rps-requests", type=int, default=200, help="requests per throughput figure")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating batches per figure (default 5)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--serve-bare", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -247,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         return serve_bare()
     if args.db and not args.token:
         parser.error("--db needs --token")
-    for name in ("reads", "writes", "rps_requests"):
+    for name in ("reads", "writes", "rps_requests", "rounds"):
         if not 1 <= getattr(args, name) <= 100_000:
             parser.error(f"--{name.replace('_', '-')} must be between 1 and 100000")
     src, token = (args.db, args.token) if args.db else scenario_db()
@@ -257,16 +272,21 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copy(src, db)
         token_file = Path(tmp) / "control.token"
         token_file.write_text(CONTROL_TOKEN)
-        results: dict[str, dict[str, float]] = {}
-        for name, cmd in (
-            ("bb-erp", [sys.executable, "-m", "erp_service", "serve", "--db", str(db), "--agent-bind", "127.0.0.1:0",
-                        "--control-bind", "127.0.0.1:0", "--control-token-file", str(token_file)]),
-            ("bare", [sys.executable, str(Path(__file__).resolve()), "--serve-bare"]),
-        ):
-            proc, url = start(cmd)
-            try:
-                results[name] = measure(url, token, args, Counter(0 if name == "bb-erp" else 10**6))
-            finally:
+        cmds = {
+            "bb-erp": [sys.executable, "-m", "erp_service", "serve", "--db", str(db), "--agent-bind", "127.0.0.1:0",
+                       "--control-bind", "127.0.0.1:0", "--control-token-file", str(token_file)],
+            "bare": [sys.executable, str(Path(__file__).resolve()), "--serve-bare"],
+        }
+        procs: list[subprocess.Popen] = []
+        try:
+            servers: dict[str, tuple[str, Counter]] = {}
+            for name, cmd in cmds.items():
+                proc, url = start(cmd)
+                procs.append(proc)
+                servers[name] = (url, Counter(0 if name == "bb-erp" else 10**6))
+            results = measure(servers, token, args)
+        finally:
+            for proc in procs:
                 stop(proc)
 
     erp, bare = results["bb-erp"], results["bare"]
@@ -279,6 +299,8 @@ def main(argv: list[str] | None = None) -> int:
     for k in erp:
         print(f"{k:<22}{erp[k]:>12.2f}{bare[k]:>12.2f}{ratios[k]:>9.2f}x")
     print("ratio = bb-erp / bare: latency, times slower; req/s, share of the bare rate.")
+    print(f"Done-when (median <= 3 x the bare app): read {ratios['read median ms']:.2f}x, "
+          f"write {ratios['write median ms']:.2f}x")
     return 0
 
 
