@@ -17,6 +17,7 @@ from fastapi import Depends, Header, Query, Request
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict
+from starlette.concurrency import run_in_threadpool
 
 from ..kernel import pipeline
 from ..kernel.db import Database
@@ -26,6 +27,10 @@ from ..kernel.listing import DEFAULT_LIMIT, MAX_LIMIT, PageRequest
 from ..kernel.tx import Tx
 
 T = TypeVar("T")
+
+# The dependencies below are `async def` although they do no I/O on their usual path: FastAPI runs
+# a plain `def` dependency in its thread pool, and a read took four thread hops (three of them for
+# these) before the route's own; each hop costs a worker wake-up and a GIL hand-over.
 
 
 class In(BaseModel):
@@ -50,10 +55,10 @@ class Page(BaseModel, Generic[T]):
     limit: int
 
 
-def page_params(offset: int = Query(0, ge=0, le=2**62, description="Rows to skip."),
-                limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT,
-                                   description=f"Rows to return (default {DEFAULT_LIMIT}, maximum {MAX_LIMIT}).")
-                ) -> PageRequest:
+async def page_params(offset: int = Query(0, ge=0, le=2**62, description="Rows to skip."),
+                      limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT,
+                                         description=f"Rows to return (default {DEFAULT_LIMIT}, maximum {MAX_LIMIT}).")
+                      ) -> PageRequest:
     """Pagination query parameters."""
     return PageRequest(offset=offset, limit=limit)
 
@@ -61,12 +66,15 @@ def page_params(offset: int = Query(0, ge=0, le=2**62, description="Rows to skip
 _bearer = HTTPBearer(auto_error=False, description="The user's API token.")
 
 
-def current_actor(request: Request,
-                  cred: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> Actor:
+async def current_actor(request: Request,
+                        cred: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> Actor:
     """The authenticated user (401 otherwise). Remembered on the request for failure audits."""
     if cred is None or not cred.credentials:
         raise unauthorized()
-    actor = resolve_token(request.app.state.db, request.app.state.token_cache, cred.credentials)
+    cache: dict[str, Actor] = request.app.state.token_cache
+    actor = cache.get(cred.credentials)
+    if actor is None:  # the database lookup (and its lock) stays off the event loop
+        actor = await run_in_threadpool(resolve_token, request.app.state.db, cache, cred.credentials)
     if actor is None:
         raise unauthorized("The bearer token is not valid.")
     request.state.actor = actor
@@ -161,7 +169,7 @@ async def write_api(request: Request, actor: Actor = Depends(current_actor),
                permission=extra.get("x-permission"))
 
 
-def read_api(request: Request, actor: Actor = Depends(current_actor)) -> Api:
+async def read_api(request: Request, actor: Actor = Depends(current_actor)) -> Api:
     """Dependency for read routes."""
     return Api(request, actor)
 
