@@ -55,7 +55,7 @@ def _audit(conn, actor: Actor | None, *, business_date: str, method: str, path: 
            object_id: str | None = None, before: Any = None, after: Any = None,
            idem_key: str | None = None, replay: bool = False, request: Any = None,
            channel: str | None = None) -> int:
-    result = conn.execute(audit_events.insert().values(
+    result = conn.execute(_AUDIT_INSERT, dict(
         business_date=business_date, wall_time=wall_now(),
         channel=channel or (actor.channel if actor else "api"),
         actor=actor.user_id if actor else None, token_id=actor.token_id if actor else None,
@@ -65,6 +65,10 @@ def _audit(conn, actor: Actor | None, *, business_date: str, method: str, path: 
         outcome=outcome, status=status, error_code=error_code, idem_key=idem_key,
         replay=1 if replay else 0, request=_request_text(request)))
     return int(result.inserted_primary_key[0])
+
+
+# Built once: `insert().values(...)` made (and coerced) a new statement for every request's row.
+_AUDIT_INSERT = audit_events.insert()
 
 
 def write(db: Database, actor: Actor, *, action: str, method: str, path: str, body: Any,
