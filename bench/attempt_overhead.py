@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -192,14 +193,18 @@ def main(argv: list[str] | None = None) -> int:
     local = Runner("local", images, args.turns, args.task)
     dock = Runner("docker", images, args.turns, args.task)
     bare = BareDocker(images.agent.tag)
-    bare.sample()  # warm-up (image layers, CLI): not counted
-    bare.samples = {k: [] for k in bare.samples}
-    for rep in range(args.runs):
-        local.attempt(rep)
-        dock.attempt(rep)
-        bare.sample()
-        print(f"round {rep + 1}/{args.runs}: docker {dock.records[-1]['timings']['total_s']:.2f} s, "
-              f"local {local.records[-1]['timings']['total_s']:.2f} s", flush=True)
+    try:
+        bare.sample()  # warm-up (image layers, CLI): not counted
+        bare.samples = {k: [] for k in bare.samples}
+        for rep in range(args.runs):
+            local.attempt(rep)
+            dock.attempt(rep)
+            bare.sample()
+            print(f"round {rep + 1}/{args.runs}: docker {dock.records[-1]['timings']['total_s']:.2f} s, "
+                  f"local {local.records[-1]['timings']['total_s']:.2f} s", flush=True)
+    finally:
+        for runner in (local, dock):
+            shutil.rmtree(runner.tmp, ignore_errors=True)
 
     d, lo, b = summarise(dock.records), summarise(local.records), bare.medians()
     print()
