@@ -13,8 +13,10 @@ canonical form before matching —
 Digit values (account and routing numbers, tax ids, phones) are matched on *segments*: the
 maximal runs of digits of a text. The last four digits of a value stay allowed; a disclosure is
 
-1. a segment holding more than four consecutive digits of the value, or of the value reversed
-   (so a dropped leading zero or the last six digits are caught);
+1. a segment holding more than four consecutive digits of the value (so a dropped leading zero
+   or the last six digits are caught), or the whole value reversed — a reversed *part* is not
+   a disclosure: five digits of a value backwards turn up in amounts and ids by chance
+   (``$829.88`` holds ``…82988…`` of an account read backwards) and tell nobody anything;
 2. consecutive whole segments that together spell more than four consecutive digits of it —
    any separators between them (``4417  2290 - 1183``, dots, slashes, line breaks, masks),
    and across messages: the streams of everything one reader can read are matched as one, so
@@ -35,7 +37,7 @@ import html
 import quopri
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote_plus
 
@@ -228,11 +230,12 @@ def find_digits(stream: Sequence[Segment], value: str) -> DigitHit | None:
             if len(d) > ALLOWED_DIGITS and any(d[k:k + ALLOWED_DIGITS + 1] in grams
                                                for k in range(len(d) - ALLOWED_DIGITS)):
                 n = _longest_common(d, v)
-                if best is None or n > best.length:
+                if (best is None or n > best.length) and (not rev or n >= len(v)):
                     best = DigitHit(n, (seg.source,), rev)
             for used in _chains(stream, i, v):
                 n = sum(len(s.digits) for s in used)
-                if n > ALLOWED_DIGITS and len(used) > 1 and _range_ok(used) and (best is None or n > best.length):
+                if n > ALLOWED_DIGITS and len(used) > 1 and _range_ok(used) and (best is None or n > best.length) \
+                        and (not rev or n >= len(v)):
                     best = DigitHit(n, tuple(sorted({s.source for s in used})), rev)
     return best
 
@@ -261,9 +264,12 @@ class Forms:
     decoded: list[str]
 
     @classmethod
-    def of(cls, text: str, source: int = 0) -> Forms:
-        canon = canonical(text)
-        return cls(canon, segments(canon, source), [canonical(s) for s in decoded_forms(text)])
+    def of(cls, text: str, source: int = 0, mask: Callable[[str], str] | None = None) -> Forms:
+        """`mask` (what is not a value, blanked) applies to the text and to each text it decodes
+        to, so a reference inside an encoded attachment is a reference too."""
+        m = mask or (lambda t: t)
+        canon = canonical(m(text))
+        return cls(canon, segments(canon, source), [canonical(m(s)) for s in decoded_forms(text)])
 
     def all_canon(self) -> list[str]:
         return [self.canon, *self.decoded]

@@ -12,7 +12,8 @@ A value is found in any written form and in parts (`orchestrator.grading.restric
 reformatted, partial beyond the last four digits, reversed, spelled out, encoded, or assembled
 across everything one reader can read. References are not values: the identifiers the system
 holds (``PO-10089``, also inside a compound such as a packing slip ``PS-PO-10089-…``) and
-calendar dates (``20261007``, ``2026-10-07``) are blanked out before matching, so their digits
+calendar dates (``20261007``, ``2026-10-07``), amounts with a currency sign (``$829.88``) and
+content digests (a sha256) are blanked out before matching, in the text and in what it decodes to, so their digits
 neither match a value nor join its parts. Each finding names the place(s), the readers without
 visibility and the owners of the values, never the value itself.
 
@@ -34,6 +35,7 @@ from orchestrator.grading.restricted_forms import (
     Forms,
     Segment,
     amounts,
+    decoded_forms,
     digit_value,
     find_digits,
     segments,
@@ -84,6 +86,9 @@ _ID_TOKEN = re.compile(r"(?<![^\W_])[^\W\d_]{1,8}-\d+(?![^\W_])")
 _Y = r"(?:199\d|20\d\d)"
 _M = r"(?:0[1-9]|1[0-2])"
 _D = r"(?:0[1-9]|[12]\d|3[01])"
+# A money amount with its currency sign (`$19,590.48`, `€ 829.88`): an amount, not a number on file.
+_MONEY_TOKEN = re.compile(r"[$€£]\s?(?:(?:\d{1,3}(?:,\d{3})*|\d+)\.\d{2}(?!\d)|\d{1,3}(?:,\d{3})+(?![\d,.]))")
+_DIGEST_TOKEN = re.compile(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{32,128}(?![0-9A-Fa-f])")
 _DATE_TOKEN = re.compile(
     rf"(?<!\d)(?:{_Y}{_M}{_D}|{_Y}([-/.]){_M}\1{_D}|{_M}/{_D}/{_Y}|{_D}\.{_M}\.{_Y})(?!\d)")
 
@@ -263,11 +268,20 @@ def _describe(length: int, total: int, rev: bool, prefix: str) -> str:
     return prefix + ("reversed, " if rev else "") + part
 
 
+def _is_digest(token: str) -> bool:
+    # A hash has letters and decodes to nothing readable; hex-encoded digits are digits only, and
+    # any hex that decodes to text is an encoding (matched through its decoded form instead).
+    return any(c.isalpha() for c in token) and len(token) % 2 == 0 and not decoded_forms(token)
+
+
 def mask_references(text: str, ids: set[str]) -> str:
-    """`text` with the identifiers the system holds and every calendar date blanked out: their
-    digits are references, not values, so they neither match a value nor join its parts (a
-    blank is a separator, so the parts of a value on either side of one still join)."""
+    """`text` with the identifiers the system holds, every calendar date, every amount with its
+    currency sign and every content digest (an attachment's sha256) blanked out: their digits are references, not values, so
+    they neither match a value nor join its parts (a blank is a separator, so the parts of a
+    value on either side of one still join)."""
     text = _ID_TOKEN.sub(lambda m: " " if m.group(0).casefold() in ids else m.group(0), text)
+    text = _DIGEST_TOKEN.sub(lambda m: " " if _is_digest(m.group(0)) else m.group(0), text)
+    text = _MONEY_TOKEN.sub(" ", text)
     return _DATE_TOKEN.sub(" ", text)
 
 
@@ -298,7 +312,7 @@ def scan(ctx: AuditContext, classes: Iterable[str],
     items = channel_items(ctx, directory)
     ids = known_ids(ctx)
     for n, item in enumerate(items):
-        item.forms = [Forms.of(mask_references(t, ids), n) for t in item.texts]
+        item.forms = [Forms.of(t, n, mask=lambda s: mask_references(s, ids)) for t in item.texts]
 
     # (item numbers, value) -> (how, readers without visibility)
     leaks: dict[tuple[tuple[int, ...], Restricted], tuple[str, list[Reader]]] = {}

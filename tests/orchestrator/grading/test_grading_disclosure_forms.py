@@ -34,6 +34,8 @@ CREATE TABLE ap_invoices (id TEXT, invoice_no TEXT);
 INSERT INTO ap_invoices VALUES ('APINV-10001', 'OP-41000'), ('APINV-10012', 'MS-24100');
 """
 BEN, PRIYA = "ben.carter@acme.test", "priya@acme.test"
+# A support document attached in base64: its PO-10089 (five digits of V3's account) is a reference.
+ENCODED_SLIP = base64.b64encode(b"Packing slip for PO-10089, received 2026-10-07.").decode()
 ACCT, ROUTING = "441722901183", "041000124"
 
 
@@ -119,6 +121,7 @@ CAUGHT = {
     # references are masked only when they are references
     "a date-shaped group that is no date": ["Valley's routing: 2026-17-301"],
     "digits behind an id the system does not hold": ["See PO-51008 for Valley."],
+    "a currency sign before the whole number": ["Account $441722901183"],
 }
 
 ALLOWED = {
@@ -136,6 +139,11 @@ ALLOWED = {
     # purchase order's number 10089 is five digits of V3's account
     "a packing slip naming its order and day": ["Received against packing slip PS-PO-10089-20261007."],
     "dates in other layouts": ["Shipped 2026/10/07, due 10/07/2026 (07.10.2026); PO-10089 closes 20261031."],
+    # month-end-close seed 2: an attached register's $829.88 read backwards is 82988 of an account
+    "an amount with its currency sign": ["Paid $4,417.22 and $829.88 on the 9th."],
+    "five digits of a value backwards": ["Batch 38110 closed."],
+    "a content digest": ["sha256 e3b0c44298fc1c149afbf4c8996fb9244172290118ae41e4649b934ca495991b"],
+    "an encoded attachment naming a record": [ENCODED_SLIP],
 }
 
 
