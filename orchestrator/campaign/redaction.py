@@ -195,7 +195,7 @@ class Secrets:
         matcher on the text with the attempt's references and calendar dates blanked."""
         if not self.restricted or not _maybe_restricted(text):
             return set()
-        forms = Forms.of(mask_references(text, self.references))
+        forms = Forms.of(text, mask=lambda t: mask_references(t, self.references))
         canon = forms.all_canon()
         present = {g for c in canon for g in _windows(re.sub(r"\D", "", c))}
         return {r for r in self.restricted
@@ -392,7 +392,7 @@ def _holds(r: RestrictedValue, forms: Forms, canon: list[str]) -> bool:
     if r.kind == "digits":
         if find_digits(forms.segments, r.value) is not None:
             return True
-        return any(find_digits(segments(c), r.value) is not None for c in forms.decoded)
+        return any(find_digits(segments(c), r.value) is not None for c in forms.decoded_digits)
     if r.kind == "text":
         return any(r.value and r.value in squash(c) for c in canon)
     return any(r.value in amounts(c) for c in canon)

@@ -257,19 +257,26 @@ def _longest_common(a: str, b: str) -> int:
 @dataclass(frozen=True)
 class Forms:
     """A text prepared for matching: its canonical form, its digit segments, and the canonical
-    forms of what it decodes to."""
+    forms of what it decodes to. Digits are matched on `segments` and `decoded_digits`, which
+    are read with the caller's mask applied (references blanked); texts and amounts on `canon`
+    and `decoded`, which are not masked (a date of birth is a date, a salary an amount)."""
 
     canon: str
     segments: list[Segment]
     decoded: list[str]
+    decoded_digits: list[str]
 
     @classmethod
     def of(cls, text: str, source: int = 0, mask: Callable[[str], str] | None = None) -> Forms:
-        """`mask` (what is not a value, blanked) applies to the text and to each text it decodes
-        to, so a reference inside an encoded attachment is a reference too."""
-        m = mask or (lambda t: t)
-        canon = canonical(m(text))
-        return cls(canon, segments(canon, source), [canonical(m(s)) for s in decoded_forms(text)])
+        """`mask` (what is not a value, blanked) applies to the digit reading of the text and of
+        each text it decodes to, so a reference inside an encoded attachment is a reference too."""
+        canon = canonical(text)
+        decoded = decoded_forms(text)
+        if mask is None:
+            dcanon = [canonical(s) for s in decoded]
+            return cls(canon, segments(canon, source), dcanon, dcanon)
+        return cls(canon, segments(canonical(mask(text)), source), [canonical(s) for s in decoded],
+                   [canonical(mask(s)) for s in decoded])
 
     def all_canon(self) -> list[str]:
         return [self.canon, *self.decoded]

@@ -256,7 +256,7 @@ def _single_hit(item: Item, n: int, value: Restricted) -> str | None:
     if hit is not None:
         return _describe(hit.length, len(value.value), hit.reversed, "")
     for f in item.forms:
-        for canon in f.decoded:
+        for canon in f.decoded_digits:
             hit = find_digits(segments(canon, n), value.value)
             if hit is not None:
                 return _describe(hit.length, len(value.value), hit.reversed, "encoded, ")
