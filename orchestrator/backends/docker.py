@@ -42,10 +42,12 @@ from orchestrator.backends.docker_containers import (
     NO_IPV6,
     PYTHON,
     TURN_ENTRYPOINT,
+    EventRecorder,
     InThread,
     LogFollower,
     engine_error,
     hardening,
+    merge_events,
     post_mortem_of,
     published_urls,
     start_container,
@@ -205,6 +207,7 @@ class DockerSandbox(Sandbox):
         self.volumes: dict[str, Any] = {}
         self.containers: dict[str, Any] = {}  # role -> container (each service by name, netns, helper, turn-<n>)
         self._followers: list[LogFollower] = []
+        self._recorders: dict[str, EventRecorder] = {}
         self._agent_side: InThread | None = None  # the workspace keeper + netns holder, starting
         self._removals: list[InThread] = []  # finished turns' containers and volume, going away
         self.addresses: dict[str, dict[str, str]] = {}  # service -> network role -> IPv4
@@ -309,6 +312,8 @@ class DockerSandbox(Sandbox):
                 **hardening(spec.limits or cfg.erp_limits, user, init=self.backend.has_init),
             )
             self.containers[spec.name] = container
+            self._recorders[spec.name] = recorder = EventRecorder(self.client, container.id, container.name)
+            recorder.start()
             # API 1.41 joins one network at create; the others (fixed addresses too) before start.
             for role in others:
                 nets[role].connect(container, ipv4_address=addresses[role],
@@ -364,8 +369,10 @@ class DockerSandbox(Sandbox):
             state = container.attrs.get("State") or {}
             if state.get("Running"):
                 return None
-            events = list(self.client.events(since=int(since) - 1, until=int(time.time()) + 1,
-                                             filters={"container": container.id}, decode=True))
+            rec = self._recorders.get(name)
+            recorded = rec.seen(until_action="die", timeout_s=3.0) if rec is not None else []
+            events = merge_events(recorded, list(self.client.events(
+                since=int(since) - 1, until=int(time.time()) + 1, filters={"container": container.id}, decode=True)))
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
             log.warning("service %s: engine facts unavailable (%s); its death counts as infrastructure", name, exc)
             return None
@@ -555,6 +562,9 @@ class DockerSandbox(Sandbox):
             problems += [p for p in pool.map(self._remove_container, list(self.containers)) if p]
         for f in self._followers:
             f.join(timeout=5)
+        for r in self._recorders.values():
+            r.close()
+            r.join(timeout=5)
         for role in list(self.volumes):
             if p := self._remove_volume(role):
                 problems.append(p)

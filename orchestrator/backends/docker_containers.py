@@ -200,6 +200,52 @@ class LogFollower(threading.Thread):
             log.debug("log follower %s ended: %s", self.container.name, exc)
 
 
+class EventRecorder(threading.Thread):
+    """The engine's events of one container, recorded from before its start until closed.
+
+    The engine keeps only its last 256 events: on a busy engine, asking after a container died
+    can find none of its events, and a kill through the engine would then read as the agent's
+    doing. Subscribed at construction (before the container starts), so nothing is missed."""
+
+    def __init__(self, client: Any, container_id: str, name: str):
+        super().__init__(name=f"events-{name}", daemon=True)
+        self._stream = client.events(filters={"container": container_id}, decode=True)
+        self._events: list[dict[str, Any]] = []
+        self._cond = threading.Condition()
+
+    def run(self) -> None:
+        try:
+            for ev in self._stream:
+                with self._cond:
+                    self._events.append(ev)
+                    self._cond.notify_all()
+        except Exception as exc:  # noqa: BLE001 — closed, or the engine went away: what came is kept
+            log.debug("%s ended: %s", self.name, exc)
+
+    def seen(self, *, until_action: str | None = None, timeout_s: float = 0.0) -> list[dict[str, Any]]:
+        """The events so far; with `until_action`, first wait up to `timeout_s` for one of it
+        (a death's "die" reaches the stream a moment after the engine shows the container exited)."""
+        with self._cond:
+            if until_action is not None:
+                self._cond.wait_for(lambda: any(e.get("Action") == until_action for e in self._events), timeout_s)
+            return list(self._events)
+
+    def close(self) -> None:
+        try:
+            self._stream.close()
+        except Exception as exc:  # noqa: BLE001 — already closed
+            log.debug("%s close: %s", self.name, exc)
+
+
+def merge_events(*lists: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Engine events from several sources, each once, in time order."""
+    seen: dict[tuple[Any, Any, Any], dict[str, Any]] = {}
+    for evs in lists:
+        for e in evs:
+            seen.setdefault((e.get("timeNano") or e.get("time"), e.get("Action"), e.get("id")), e)
+    return sorted(seen.values(), key=lambda e: e.get("timeNano") or e.get("time") or 0)
+
+
 def hardening(limits: Any, user: str, *, init: bool) -> dict[str, Any]:
     """Container options shared by the service and agent containers: read-only root, no
     capabilities, no new privileges, and the memory (no swap on top), CPU and pid limits."""
