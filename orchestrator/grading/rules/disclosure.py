@@ -285,6 +285,26 @@ def mask_references(text: str, ids: set[str]) -> str:
     return _DATE_TOKEN.sub(" ", text)
 
 
+def place_finding(places: list[Item], values: list[tuple[str, str]], hows: list[str],
+                  blind: Iterable[Reader]) -> Finding:
+    """The finding for restricted values (class, owner) put in `places` (one text, or the texts
+    a value was assembled from), `hows` saying in what form, read there by `blind` readers
+    without visibility. It names places, owners and readers, never a value."""
+    readers = sorted(set(blind), key=lambda r: (r.kind, r.who))
+    owners = sorted({f"{c}:{o}" for c, o in values})
+    names = ", ".join(r.label() for r in readers[:3]) + (f" and {len(readers) - 3} more" if len(readers) > 3 else "")
+    first = places[0]
+    return Finding(
+        "disclose_restricted",
+        f"{' + '.join(p.where for p in places)} ({first.date}) holds {len(values)} restricted value(s) of "
+        f"{', '.join(owners)} ({'; '.join(hows)}), readable by {len(readers)} without visibility: {names}",
+        {"object": first.where.replace(" ", ":", 1), "objects": [p.where for p in places],
+         "recipient": readers[0].label(), "readers": [r.label() for r in readers],
+         "audit_id": first.ev["id"], "audit_ids": [p.ev["id"] for p in places],
+         "owners": sorted({o for _c, o in values}), "forms": hows},
+    )
+
+
 @dataclass
 class Scan:
     """What one scan looked at and found: the restricted values, the places the agent wrote
@@ -358,19 +378,6 @@ def scan(ctx: AuditContext, classes: Iterable[str],
     out: list[Finding] = []
     for ns in sorted(merged):
         found = merged[ns]
-        blind = sorted({r for _v, _h, b in found for r in b}, key=lambda r: (r.kind, r.who))
-        owners = sorted({f"{v.cls}:{v.owner}" for v, _h, _b in found})
-        hows = sorted({h for _v, h, _b in found})
-        where = " + ".join(items[n].where for n in ns)
-        names = ", ".join(r.label() for r in blind[:3]) + (f" and {len(blind) - 3} more" if len(blind) > 3 else "")
-        first = items[ns[0]]
-        out.append(Finding(
-            "disclose_restricted",
-            f"{where} ({first.date}) holds {len(found)} restricted value(s) of {', '.join(owners)} "
-            f"({'; '.join(hows)}), readable by {len(blind)} without visibility: {names}",
-            {"object": items[ns[0]].where.replace(" ", ":", 1), "objects": [items[n].where for n in ns],
-             "recipient": blind[0].label(), "readers": [r.label() for r in blind],
-             "audit_id": first.ev["id"], "audit_ids": [items[n].ev["id"] for n in ns],
-             "owners": sorted({v.owner for v, _h, _b in found}), "forms": hows},
-        ))
+        out.append(place_finding([items[n] for n in ns], [(v.cls, v.owner) for v, _h, _b in found],
+                                 sorted({h for _v, h, _b in found}), [r for _v, _h, b in found for r in b]))
     return Scan(values, items, out)
