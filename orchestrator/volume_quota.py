@@ -40,7 +40,7 @@ def tmpfs_volume_options(size_bytes: int, *, uid: int, gid: int, mode: str = "07
 
 
 def start_keeper(client: Any, image: str | None, *, name: str, labels: dict[str, str], volume: str, target: str,
-                 user: str, init: bool = False, start: Callable[[Any], object] | None = None) -> Any:
+                 user: str, start: Callable[[Any], object], init: bool = False) -> Any:
     """Create and start the idle container that holds `volume` mounted at `target` (see the
     module docstring); no network, no capabilities, a read-only root, little memory. `start`
     starts the created container (the docker backend's, which retries a refused start)."""
@@ -52,7 +52,7 @@ def start_keeper(client: Any, image: str | None, *, name: str, labels: dict[str,
         read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges:true"],
         mem_limit=KEEPER_MEMORY_BYTES, memswap_limit=KEEPER_MEMORY_BYTES, pids_limit=4, init=init)
     try:
-        (start or (lambda c: c.start()))(keeper)
+        start(keeper)
     except Exception:
         keeper.remove(force=True)
         raise
