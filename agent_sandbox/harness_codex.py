@@ -19,7 +19,6 @@ read by the `codex-jsonl` usage extractor). Exit status: Codex's.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import signal
@@ -28,29 +27,25 @@ import sys
 from pathlib import Path
 from types import FrameType
 
-from agent_sandbox.mcp_config import codex_mcp_toml
+from agent_sandbox.mcp_config import codex_mcp_toml, toml_string
 
 REQUIRED_ENV = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "PB_MODEL", "HOME")
 PROVIDER_ID = "pb-gateway"
 EXIT_SETUP = 125
 
 
-def _toml_str(value: str) -> str:
-    return json.dumps(value)  # a JSON string is a valid TOML basic string
-
-
 def codex_config(base_url: str, model: str) -> str:
     """The config.toml of a turn: the gateway as the only provider."""
     return "\n".join([
-        f"model = {_toml_str(model)}",
-        f"model_provider = {_toml_str(PROVIDER_ID)}",
+        f"model = {toml_string(model)}",
+        f"model_provider = {toml_string(PROVIDER_ID)}",
         'approval_policy = "never"',
         'sandbox_mode = "danger-full-access"',
         "check_for_update_on_startup = false",
         "",
         f"[model_providers.{PROVIDER_ID}]",
         'name = "process-bench model gateway"',
-        f"base_url = {_toml_str(base_url)}",
+        f"base_url = {toml_string(base_url)}",
         'env_key = "OPENAI_API_KEY"',
         'wire_api = "responses"',
         "request_max_retries = 2",

@@ -48,17 +48,23 @@ def claude_mcp_args(home: Path, env: Mapping[str, str]) -> list[str]:
     return ["--mcp-config", str(path), "--strict-mcp-config"]
 
 
+def toml_string(value: str) -> str:
+    """`value` as a TOML basic string. JSON's escapes are TOML's, but for two: a character
+    outside the BMP would be a JSON surrogate pair (invalid TOML), so characters are kept as
+    UTF-8; and DEL, which JSON leaves bare, TOML requires escaped."""
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
 def codex_mcp_toml(env: Mapping[str, str]) -> str:
     """The `[mcp_servers.bb-erp]` table of Codex's config.toml ("" for cli)."""
     target = mcp_target(env)
     if target is None:
         return ""
     url, token = target
-    # A JSON string is a valid TOML basic string.
     return "\n".join([
-        f'[mcp_servers.{json.dumps(SERVER_NAME)}]',
-        f"url = {json.dumps(url)}",
-        f"http_headers = {{ Authorization = {json.dumps('Bearer ' + token)} }}",
+        f'[mcp_servers.{toml_string(SERVER_NAME)}]',
+        f"url = {toml_string(url)}",
+        f"http_headers = {{ Authorization = {toml_string('Bearer ' + token)} }}",
         "startup_timeout_sec = 60",
         "",
     ])

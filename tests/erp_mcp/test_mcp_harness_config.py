@@ -66,7 +66,9 @@ def test_codex_table_parses_and_holds_the_server_and_the_bearer_only() -> None:
 
 
 def test_awkward_characters_survive_the_quoting(tmp_path: Path) -> None:
-    env = {"ERP_MCP_URL": 'http://erp-mcp:8091/mcp?x="a\\b"', "ERP_TOKEN": 'tok"en\\with\tquotes'}
+    # quotes, backslashes, a tab, DEL (TOML wants it escaped, JSON does not) and a character
+    # outside the BMP (JSON would write a surrogate pair, which TOML refuses)
+    env = {"ERP_MCP_URL": 'http://erp-mcp:8091/mcp?x="a\\b"&e=\U0001F600', "ERP_TOKEN": 'tok"en\\with\tquotes\x7f'}
     doc = tomllib.loads(codex_mcp_toml(env))["mcp_servers"]["bb-erp"]
     assert (doc["url"], doc["http_headers"]["Authorization"]) == (env["ERP_MCP_URL"], "Bearer " + env["ERP_TOKEN"])
     claude_mcp_args(tmp_path, env)
