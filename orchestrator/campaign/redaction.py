@@ -340,13 +340,22 @@ class Secrets:
         return text
 
     def value(self, value: Any) -> Any:
-        """A JSON value with every string in it redacted (keys kept), structure and order unchanged."""
+        """A JSON value with every string in it redacted, keys too (an audit image is keyed by
+        record, `journal_entry:JE-10805`, and a key is read like any text); structure and order
+        unchanged."""
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, list):
             return [self.value(v) for v in value]
         if isinstance(value, dict):
-            return {k: self.value(v) for k, v in value.items()}
+            out: dict[str, Any] = {}
+            for k, v in value.items():
+                key = self.text(k)
+                n = 2
+                while key in out:  # two keys redacted alike stay two entries
+                    key, n = f"{self.text(k)} ({n})", n + 1
+                out[key] = self.value(v)
+            return out
         return value
 
     def json_text(self, text: str) -> str:

@@ -83,6 +83,11 @@ def test_json_lines_keep_their_order_and_attachments_name_what_they_held() -> No
     lines = [json.dumps({"id": 1, "body": "routing 441722901183"}), json.dumps({"id": 2, "body": "nothing here"})]
     out = [json.loads(t) for t in s.jsonl("\n".join(lines)).split("\n")]
     assert out == [{"id": 1, "body": f"routing {P101}1183"}, {"id": 2, "body": "nothing here"}]
+    # keys are read too: an audit image keyed by a record whose id shares digits with a value,
+    # and two keys that redact alike stay two entries
+    keyed = json.loads(s.json_text(json.dumps({"po:PO-44172": 1, "acct 441722901183": 2, "acct 4417 2290 1183": 3})))
+    assert keyed == {f"po:PO-{P101}4172": 1, f"acct {P101}1183": 2, f"acct {P101}1183 (2)": 3}
+    assert s.found_in_value(keyed) == [] and all(s.found_in(k) == [] for k in keyed)
     note = s.attachment("statement\naccount 441722901183")
     assert note is not None and P101.encode() in note and b"441722901183" not in note
     assert s.attachment("a clean page") is None
