@@ -1,0 +1,118 @@
+"""Domain routes declared at import, built into FastAPI routes only when first needed.
+
+A domain module declares its routes with the usual decorators on a `DomainRouter`
+(``@router.get("/vendors", response_model=...)``). FastAPI would build each `APIRoute` right
+there — read the endpoint's signature, make a pydantic field for every parameter, the body and
+the response — which was about half of importing the domains, paid by everything that imports
+them: the ERP at every start, and a scenario generator that needs the tables and a dozen
+routes. A `DomainRouter` only records what was declared (`RouteSpec`); the route is built from
+the record by `DomainRouter.build`, with the same options FastAPI would have merged in:
+
+- the agent app (`erp_service.http.app.create_app`) puts one `LazyRoute` per declaration into
+  its route list (`mount`); a request builds the route it matches, the first time, and
+  `/openapi.json` builds them all (`built_routes`);
+- the in-process driver of the generators builds only the routes it calls.
+
+The built route is FastAPI's own `APIRoute`, so validation, serialisation, dependencies and the
+OpenAPI document are FastAPI's, unchanged; a `LazyRoute` matches exactly when its route does
+(the same path regex, then the route's own `matches`).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi.routing import APIRoute, APIRouter
+from starlette._utils import get_route_path
+from starlette.routing import BaseRoute, Match, compile_path
+from starlette.types import Receive, Scope, Send
+
+
+@dataclass(frozen=True)
+class RouteSpec:
+    """One route as its decorator declared it: path, endpoint and the decorator's options."""
+
+    path: str
+    endpoint: Callable[..., Any]
+    options: dict[str, Any] = field(hash=False)
+
+    @property
+    def methods(self) -> frozenset[str]:
+        """The HTTP methods, upper case (FastAPI's default: GET)."""
+        return frozenset(m.upper() for m in self.options.get("methods") or ("GET",))
+
+    @property
+    def permission(self) -> str | None:
+        """The permission the route declares (``x-permission`` in its OpenAPI extra), if any."""
+        return (self.options.get("openapi_extra") or {}).get("x-permission")
+
+
+class DomainRouter(APIRouter):
+    """A domain's routes, recorded by the decorators, built on demand (`build`)."""
+
+    def __init__(self, *, tags: list[str]) -> None:
+        super().__init__(tags=list(tags))
+        self.specs: list[RouteSpec] = []
+
+    def add_api_route(self, path: str, endpoint: Callable[..., Any], **options: Any) -> None:
+        """Record the route (what the decorators call); nothing is built here."""
+        self.specs.append(RouteSpec(path, endpoint, options))
+
+    def build(self, spec: RouteSpec, parent: APIRouter | None = None) -> APIRoute:
+        """The `APIRoute` of one declaration, with the options `parent` (the app's router) would
+        merge in when including this router: its tags, dependencies, responses, response class,
+        operation-id function and dependency overrides. No parent: FastAPI's defaults."""
+        base = parent if parent is not None else APIRouter()
+        host = APIRouter(tags=[*base.tags, *self.tags], dependencies=[*base.dependencies, *self.dependencies],
+                         responses={**base.responses, **self.responses},
+                         default_response_class=base.default_response_class,
+                         generate_unique_id_function=base.generate_unique_id_function,
+                         dependency_overrides_provider=base.dependency_overrides_provider,
+                         route_class=base.route_class)
+        APIRouter.add_api_route(host, spec.path, spec.endpoint, **spec.options)
+        route = host.routes[-1]
+        assert isinstance(route, APIRoute)
+        return route
+
+
+class LazyRoute(BaseRoute):
+    """One declared route in an app's route list; built into its `APIRoute` at its first match.
+
+    Not built, it answers `Match.NONE` for any path its regex rejects (the route itself would);
+    otherwise the built route decides (FULL, or PARTIAL for another method) and handles."""
+
+    def __init__(self, router: DomainRouter, spec: RouteSpec, parent: APIRouter) -> None:
+        self.router, self.spec, self.parent = router, spec, parent
+        self.path = spec.path
+        self.path_regex, self.path_format, self.param_convertors = compile_path(spec.path)
+        self._route: APIRoute | None = None
+
+    def built(self) -> APIRoute:
+        """The route, built the first time. (The app runs on one event loop: no lock; two
+        threads building at once would only build it twice.)"""
+        if self._route is None:
+            self._route = self.router.build(self.spec, self.parent)
+        return self._route
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if scope["type"] != "http" or self.path_regex.match(get_route_path(scope)) is None:
+            return Match.NONE, {}
+        return self.built().matches(scope)
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.built().handle(scope, receive, send)
+
+    def url_path_for(self, name: str, /, **path_params: Any) -> Any:
+        return self.built().url_path_for(name, **path_params)
+
+
+def mount(parent: APIRouter, routers: Iterable[DomainRouter]) -> None:
+    """Append every declared route of `routers`, in order, to `parent` (the app's router)."""
+    for router in routers:
+        parent.routes.extend(LazyRoute(router, spec, parent) for spec in router.specs)
+
+
+def built_routes(routes: Iterable[BaseRoute]) -> list[BaseRoute]:
+    """`routes` with every `LazyRoute` replaced by its built route (what OpenAPI reads)."""
+    return [r.built() if isinstance(r, LazyRoute) else r for r in routes]
