@@ -26,6 +26,8 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
 
+from .lazy_routes import built_routes
+
 PROBLEM_MEDIA = "application/problem+json"
 PROBLEM_REF = "#/components/schemas/Problem"
 WRITE_METHODS = frozenset({"post", "put", "patch", "delete"})
@@ -132,8 +134,9 @@ def install_problem_docs(app: FastAPI) -> None:
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             doc = get_openapi(title=app.title, version=app.version, openapi_version=app.openapi_version,
-                              description=app.description, routes=app.routes)
-            modules = {(m.lower(), r.path_format): r.endpoint.__module__ for r in _api_routes(app.routes) for m in (r.methods or ())}
+                              description=app.description, routes=built_routes(app.routes))
+            modules = {(m.lower(), r.path_format): r.endpoint.__module__ for r in _api_routes(built_routes(app.routes))
+                       for m in (r.methods or ())}
             app.openapi_schema = add_problem_responses(
                 doc, lambda method, path: domain_refusals(modules.get((method, path), "")))
         return app.openapi_schema
