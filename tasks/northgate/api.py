@@ -20,8 +20,10 @@ from types import SimpleNamespace
 from typing import Any
 
 from fastapi.routing import APIRoute
+from starlette.routing import compile_path
 
 from erp_service.http.api import Api, resolve_token
+from erp_service.http.lazy_routes import DomainRouter, RouteSpec
 from erp_service.kernel.errors import Problem
 from erp_service.kernel.listing import DEFAULT_LIMIT, PageRequest
 from erp_service.sim import World
@@ -46,25 +48,35 @@ class _Request:
     state: SimpleNamespace = field(default_factory=SimpleNamespace)
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Route:
     method: str
     regex: re.Pattern
-    route: APIRoute
-    permission: str | None
+    router: DomainRouter
+    spec: RouteSpec
+    _built: APIRoute | None = None
+
+    @property
+    def route(self) -> APIRoute:
+        """FastAPI's route, built at the first call (a pack calls a dozen of the ~150)."""
+        if self._built is None:
+            self._built = self.router.build(self.spec)
+        return self._built
+
+    @property
+    def permission(self) -> str | None:
+        return self.spec.permission
 
 
 def _routes() -> list[_Route]:
-    """Every API route, in the order HTTP dispatch tries them."""
+    """Every API route, in the order HTTP dispatch tries them (declared, not yet built)."""
     from erp_service.domains import ROUTERS
     out = []
     for router in ROUTERS:
-        for r in router.routes:
-            if not isinstance(r, APIRoute):
-                continue
-            extra = r.openapi_extra or {}
-            for m in sorted(r.methods or ()):
-                out.append(_Route(m, r.path_regex, r, extra.get("x-permission")))
+        for spec in router.specs:
+            regex = compile_path(spec.path)[0]
+            for m in sorted(spec.methods):
+                out.append(_Route(m, regex, router, spec))
     return out
 
 
