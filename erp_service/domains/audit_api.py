@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import Depends, Query
 from pydantic import BaseModel
 from sqlalchemy import select
 
 from ..http.api import Api, Envelope, Page, page_params, read_api
+from ..http.lazy_routes import DomainRouter
 from ..kernel.listing import PageRequest, paginate
 from ..kernel.schema import audit_events
 from ..kernel.tx import Tx
@@ -70,7 +71,7 @@ class AuditEventOut(BaseModel):
     request: Any = None
 
 
-router = APIRouter(tags=["audit"])
+router = DomainRouter(tags=["audit"])
 
 
 @router.get("/audit", response_model=Envelope[Page[AuditEventOut]],

@@ -10,11 +10,12 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import Depends
 from pydantic import BaseModel, Field
 from sqlalchemy import Column, Float, Integer, String, Table, Text, func, select
 
 from ..http.api import Api, Envelope, In, Page, page_params, read_api, write_api
+from ..http.lazy_routes import DomainRouter
 from ..kernel.dates import IsoDate
 from ..kernel.errors import invalid, not_found, refused
 from ..kernel.listing import PageRequest, paginate
@@ -364,7 +365,7 @@ class InvTxnOut(BaseModel):
     by_user: str | None = None
 
 
-router = APIRouter(tags=["inventory"])
+router = DomainRouter(tags=["inventory"])
 
 
 @router.get("/inventory/on-hand", response_model=Envelope[Page[OnHandOut]],

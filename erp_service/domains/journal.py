@@ -19,11 +19,12 @@ import base64
 import binascii
 import hashlib
 
-from fastapi import APIRouter, Depends
+from fastapi import Depends
 from pydantic import BaseModel, Field, model_validator
 from sqlalchemy import Column, Integer, String, Table, Text, delete, select
 
 from ..http.api import Api, Envelope, In, Page, page_params, read_api, write_api
+from ..http.lazy_routes import DomainRouter
 from ..kernel.dates import IsoDate
 from ..kernel.errors import Problem, invalid, refused
 from ..kernel.listing import PageRequest, paginate
@@ -416,7 +417,7 @@ class AttachmentOut(BaseModel):
 
 # Routes -------------------------------------------------------------------------------------------
 
-router = APIRouter(tags=["ledger"])
+router = DomainRouter(tags=["ledger"])
 
 
 @router.get("/accounts", response_model=Envelope[Page[AccountOut]], summary="Chart of accounts (filters: type, control)")

@@ -12,11 +12,12 @@ import datetime as dt
 import json
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import Depends
 from pydantic import BaseModel, Field
 from sqlalchemy import Column, Float, Integer, String, Table, Text, func, select
 
 from ..http.api import Api, Envelope, In, Page, page_params, read_api, write_api
+from ..http.lazy_routes import DomainRouter
 from ..kernel.dates import IsoDate
 from ..kernel.errors import invalid, refused
 from ..kernel.listing import PageRequest, paginate
@@ -383,7 +384,7 @@ class WorkOrderDetail(WorkOrderOut):
     links: dict[str, list[str]]
 
 
-router = APIRouter(tags=["manufacturing"])
+router = DomainRouter(tags=["manufacturing"])
 
 
 @router.get("/work-orders", response_model=Envelope[Page[WorkOrderOut]],

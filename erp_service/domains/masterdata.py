@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import Depends
 from pydantic import BaseModel, Field
 from sqlalchemy import Column, Float, Integer, String, Table, Text, UniqueConstraint, or_, select
 
 from ..http.api import Api, Envelope, In, Page, page_params, read_api, write_api
+from ..http.lazy_routes import DomainRouter
 from ..kernel.dates import IsoDate
 from ..kernel.errors import invalid, not_found
 from ..kernel.listing import PageRequest, paginate
@@ -403,7 +404,7 @@ class LotOut(BaseModel):
 
 # Routes ------------------------------------------------------------------------------------
 
-router = APIRouter(tags=["master data"])
+router = DomainRouter(tags=["master data"])
 
 
 @router.get("/items", response_model=Envelope[Page[ItemOut]],

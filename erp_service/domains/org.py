@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 
-from fastapi import APIRouter, Depends
+from fastapi import Depends
 from pydantic import BaseModel
 from sqlalchemy import Column, Integer, String, Table, Text, select
 
 from ..http.api import Api, Envelope, Page, page_params, read_api
+from ..http.lazy_routes import DomainRouter
 from ..kernel.dates import IsoDate
 from ..kernel.identity import user_roles, users
 from ..kernel.listing import PageRequest, paginate
@@ -173,7 +174,7 @@ class CalendarDay(BaseModel):
     note: str | None = None
 
 
-router = APIRouter(tags=["organisation"])
+router = DomainRouter(tags=["organisation"])
 
 
 @router.get("/whoami", response_model=Envelope[WhoAmI], summary="Who you are: role, limits, boxes, business date")

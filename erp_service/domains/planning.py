@@ -16,11 +16,12 @@ import datetime as dt
 import math
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import Depends
 from pydantic import BaseModel, Field
 from sqlalchemy import Column, Float, Integer, String, Table, Text, select
 
 from ..http.api import Api, Envelope, In, Page, page_params, read_api, write_api
+from ..http.lazy_routes import DomainRouter
 from ..kernel.dates import IsoDate
 from ..kernel.errors import invalid, refused
 from ..kernel.listing import PageRequest, paginate
@@ -354,7 +355,7 @@ class ForecastOut(BaseModel):
     qty: float
 
 
-router = APIRouter(tags=["planning"])
+router = DomainRouter(tags=["planning"])
 
 
 @router.post("/mrp/runs", operation_id="mrp.run", status_code=201, response_model=Envelope[MrpRunOut],

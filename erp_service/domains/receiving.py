@@ -13,11 +13,12 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import Depends
 from pydantic import BaseModel, Field
 from sqlalchemy import Column, Float, Integer, String, Table, Text, func, select
 
 from ..http.api import Api, Envelope, In, Page, page_params, read_api, write_api
+from ..http.lazy_routes import DomainRouter
 from ..kernel.dates import IsoDate
 from ..kernel.errors import Problem, invalid, not_found, refused
 from ..kernel.listing import PageRequest, paginate
@@ -371,7 +372,7 @@ class ReceiptDetail(ReceiptOut):
     links: dict[str, list[str]]
 
 
-router = APIRouter(tags=["receiving"])
+router = DomainRouter(tags=["receiving"])
 
 
 @router.get("/receipts", response_model=Envelope[Page[ReceiptOut]],

@@ -19,11 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import Depends, Request
 from pydantic import BaseModel, ConfigDict, ValidationError
 from sqlalchemy import func, select
 
 from ..http.api import Api, Envelope, read_api
+from ..http.lazy_routes import DomainRouter
 from ..kernel.dates import IsoDate
 from ..kernel.errors import invalid, not_found
 from ..kernel.money import from_cents
@@ -173,7 +174,7 @@ class ReportOut(BaseModel):
     params: dict[str, Any]
 
 
-router = APIRouter(tags=["reports"])
+router = DomainRouter(tags=["reports"])
 
 
 @router.get("/reports", response_model=Envelope[list[ReportInfo]], summary="List the report ids and their parameters")

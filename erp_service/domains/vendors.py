@@ -13,11 +13,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import Depends
 from pydantic import BaseModel, Field, field_validator
 from sqlalchemy import Column, Integer, String, Table, Text, or_, select
 
 from ..http.api import Api, Envelope, In, Page, page_params, read_api, write_api
+from ..http.lazy_routes import DomainRouter
 from ..kernel.errors import invalid, refused
 from ..kernel.listing import PageRequest, paginate
 from ..kernel.schema import doc_columns, metadata
@@ -342,7 +343,7 @@ class VendorDetail(VendorOut):
 
 # Routes -------------------------------------------------------------------------------------------
 
-router = APIRouter(tags=["vendors"])
+router = DomainRouter(tags=["vendors"])
 
 
 @router.get("/vendors", response_model=Envelope[Page[VendorOut]], summary="List vendors (filters: status, q in name/id)")

@@ -1,4 +1,4 @@
-"""The agent API: FastAPI app with every domain router, problem+json errors and audit of
+"""The agent API: FastAPI app with every domain's routes, problem+json errors and audit of
 requests that fail before reaching a service function.
 
 Failures of the storage (a full disk, an I/O error, a database locked by another process) are
@@ -19,6 +19,7 @@ from ..kernel import pipeline
 from ..kernel.db import Database
 from ..kernel.errors import Problem, invalid
 from .api import ErpJSONResponse, resolve_token, route_action
+from .lazy_routes import mount
 from .limits import RequestLimits
 from .openapi_problems import install_problem_docs
 
@@ -192,7 +193,6 @@ def create_app(db: Database, world: Any = None) -> FastAPI:
     app.state.token_cache = {}
     install_error_handlers(app)
     app.add_middleware(RequestLimits)
-    for router in ROUTERS:
-        app.include_router(router)
+    mount(app.router, ROUTERS)  # each route is built at its first request (or by /openapi.json)
     install_problem_docs(app)  # every problem response a route can give, in /openapi.json
     return app

@@ -1,11 +1,12 @@
 """Banking's routes: bank accounts and statement lines (read only)."""
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+from fastapi import Depends
 from pydantic import BaseModel
 from sqlalchemy import select
 
 from ...http.api import Api, Envelope, Page, page_params, read_api
+from ...http.lazy_routes import DomainRouter
 from ...kernel.dates import IsoDate
 from ...kernel.listing import PageRequest, paginate
 from ...kernel.money import from_cents
@@ -36,7 +37,7 @@ class StatementLineOut(BaseModel):
     payment_id: str | None = None
 
 
-router = APIRouter(tags=["banking"])
+router = DomainRouter(tags=["banking"])
 
 
 @router.get("/bank-accounts", response_model=Envelope[Page[BankAccountOut]],

@@ -4,11 +4,12 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from fastapi import APIRouter, Depends, Path, Response
+from fastapi import Depends, Path, Response
 from pydantic import BaseModel
 from sqlalchemy import select
 
 from ...http.api import Api, Envelope, Page, page_params, read_api, write_api
+from ...http.lazy_routes import DomainRouter
 from ...kernel import pipeline
 from ...kernel.listing import PageRequest, paginate
 from .calls import call_view, place_call
@@ -95,7 +96,7 @@ class CallOut(BaseModel):
     created_on: str
 
 
-router = APIRouter(tags=["communication"])
+router = DomainRouter(tags=["communication"])
 
 
 @router.get("/inbox", response_model=Envelope[Page[MessageOut]],

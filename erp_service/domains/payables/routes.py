@@ -1,11 +1,12 @@
 """Payables' routes and response models."""
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+from fastapi import Depends
 from pydantic import BaseModel
 from sqlalchemy import select
 
 from ...http.api import Api, Envelope, Page, page_params, read_api, write_api
+from ...http.lazy_routes import DomainRouter
 from ...kernel.dates import IsoDate
 from ...kernel.listing import PageRequest, paginate
 from ...kernel.tx import Tx
@@ -120,7 +121,7 @@ class InvoiceDetail(InvoiceOut):
     links: dict[str, list[str]]
 
 
-router = APIRouter(tags=["payables"])
+router = DomainRouter(tags=["payables"])
 
 
 @router.get("/ap-invoices", response_model=Envelope[Page[InvoiceOut]],

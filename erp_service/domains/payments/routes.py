@@ -1,11 +1,12 @@
 """Payments' routes and response models."""
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+from fastapi import Depends
 from pydantic import BaseModel
 from sqlalchemy import select
 
 from ...http.api import Api, Envelope, Page, page_params, read_api, write_api
+from ...http.lazy_routes import DomainRouter
 from ...kernel.listing import PageRequest, paginate
 from ...kernel.tx import Tx
 from ..payables import HistoryOut
@@ -75,7 +76,7 @@ class RunDetail(RunOut):
     links: dict[str, list[str]]
 
 
-router = APIRouter(tags=["payments"])
+router = DomainRouter(tags=["payments"])
 
 
 @router.get("/payment-runs", response_model=Envelope[Page[RunOut]], summary="List payment runs (filter: status)")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import Depends
 from pydantic import BaseModel
 from sqlalchemy import select
 
 from ...http.api import Api, Envelope, Page, page_params, read_api, write_api
+from ...http.lazy_routes import DomainRouter
 from ...kernel.listing import PageRequest, paginate
 from ...kernel.tx import Tx
 from . import service as s
@@ -105,7 +106,7 @@ def _req_row(r: dict[str, Any]) -> dict[str, Any]:
     return s.money_view(r, "total_cents")
 
 
-router = APIRouter(tags=["purchasing"])
+router = DomainRouter(tags=["purchasing"])
 
 
 # --- requisitions

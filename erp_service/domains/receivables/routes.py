@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import Depends
 from pydantic import BaseModel
 from sqlalchemy import select
 
 from ...http.api import Api, Envelope, Page, page_params, read_api, write_api
+from ...http.lazy_routes import DomainRouter
 from ...kernel.listing import PageRequest, paginate
 from .service import ApplyIn, CashReceiptIn, apply_receipt, invoice_shipment, invoice_view, receipt_view, record_receipt
 from .tables import ar_invoices, cash_receipts
@@ -59,7 +60,7 @@ class CashReceiptOut(BaseModel):
     links: dict[str, Any]
 
 
-router = APIRouter(tags=["receivables"])
+router = DomainRouter(tags=["receivables"])
 
 
 @router.post("/shipments/{shipment_id}/invoice", operation_id="ar.invoice", status_code=201,

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Path
+from fastapi import Depends, Path
 from pydantic import BaseModel
 from sqlalchemy import or_, select
 
 from ...http.api import Api, Envelope, Page, page_params, read_api, write_api
+from ...http.lazy_routes import DomainRouter
 from ...kernel.listing import PageRequest, paginate
 from ...kernel.tx import Tx
 from .customers import customer_view, update_customer
@@ -117,7 +118,7 @@ class ShipmentOut(BaseModel):
     links: dict[str, Any]
 
 
-router = APIRouter(tags=["sales"])
+router = DomainRouter(tags=["sales"])
 
 
 @router.get("/customers", response_model=Envelope[Page[CustomerOut]], summary="List customers")
