@@ -11,10 +11,16 @@ from .schema import meta
 
 def get_business_date(conn: Connection) -> str:
     """The current business date (ISO string)."""
-    value = conn.execute(select(meta.c.value).where(meta.c.key == "business_date")).scalar()
+    # Every request reads it: a fixed statement on the driver (kept prepared by sqlite3), not a
+    # SQLAlchemy statement built and looked up each time. Same connection, same transaction.
+    row = conn.connection.driver_connection.execute(_DATE_SELECT).fetchone()  # type: ignore[union-attr]
+    value = row[0] if row is not None else None
     if value is None:
         raise RuntimeError("database has no business_date")
     return value
+
+
+_DATE_SELECT = f"SELECT value FROM {meta.name} WHERE \"key\" = 'business_date'"
 
 
 def set_business_date(conn: Connection, day: str) -> None:
