@@ -26,7 +26,9 @@ def make_engine(path: str | Path) -> Engine:
     engine = create_engine(
         f"sqlite:///{path}",
         poolclass=StaticPool,
-        connect_args={"check_same_thread": False, "isolation_level": None},
+        # The driver keeps this many statements prepared (default 128): the kernel's own and the
+        # table helpers' shapes (`kernel.prepared`) run as fixed SQL text that it re-uses.
+        connect_args={"check_same_thread": False, "isolation_level": None, "cached_statements": 512},
     )
 
     @event.listens_for(engine, "connect")
@@ -40,9 +42,19 @@ def make_engine(path: str | Path) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:  # pragma: no cover - driver hook
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        driver_of(conn).execute("BEGIN IMMEDIATE")   # on the driver: no SQLAlchemy statement to build
 
     return engine
+
+
+def driver_of(conn: Connection) -> sqlite3.Connection:
+    """The sqlite3 connection under `conn`, for fixed statements of the kernel's own tables run
+    inside `conn`'s transaction (same connection, same transaction, none of SQLAlchemy's
+    per-statement work)."""
+    driver = conn.connection.driver_connection
+    if driver is None:  # only after close()
+        raise RuntimeError("the database connection is closed")
+    return driver
 
 
 def create_schema(conn: Connection, md: MetaData) -> None:

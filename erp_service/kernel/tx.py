@@ -8,9 +8,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Table, func, select, update
+from sqlalchemy import Column, Table, func, select, update
 from sqlalchemy.engine import Connection
 
+from . import prepared
+from .db import driver_of
 from .errors import not_found, refused
 from .identity import Actor
 from .schema import is_volatile_column, seq, status_history
@@ -44,18 +46,57 @@ def snapshot(conn: Connection, object_type: str, object_id: Any) -> dict[str, An
     if ot is None:
         return None
     pk = list(ot.table.primary_key.columns)[0]
-    row = conn.execute(select(ot.table).where(pk == object_id)).mappings().first()
+    row = _first(conn, ot.table, {pk.name: object_id})
     if row is None:
         return None
     image = _row_dict(row)
     for child, fk in ot.children:
-        pkcols = list(child.primary_key.columns)
-        rows = conn.execute(select(child).where(child.c[fk] == object_id).order_by(*pkcols)).mappings()
+        rows = _rows(conn, child, {fk: object_id}, list(child.primary_key.columns))
         image[child.name] = [_row_dict(r) for r in rows]
     return image
 
 
+def _dicts(result: Any) -> list[dict[str, Any]]:
+    # zip with the result's keys: the same dicts as dict(RowMapping), without a mapping per row.
+    keys = tuple(result.keys())
+    return [dict(zip(keys, r, strict=True)) for r in result]
+
+
+def _first(conn: Connection, table: Table, where: dict[str, Any]) -> dict[str, Any] | None:
+    """First row of `table` matching the equality filters (prepared when it can be)."""
+    if prepared.plain(where, filters=True):
+        p = prepared.select_rows(conn, table, where, None)
+        row = p.run(conn, {f"w_{k}": v for k, v in where.items()}).fetchone()
+        return dict(zip(p.keys, row, strict=True)) if row is not None else None
+    stmt = select(table)
+    for k, v in where.items():
+        stmt = stmt.where(table.c[k] == v)
+    found = conn.execute(stmt).first()
+    return dict(found._mapping) if found is not None else None
+
+
+def _rows(conn: Connection, table: Table, where: dict[str, Any], order_by: list[Any]) -> list[dict[str, Any]]:
+    """All rows of `table` matching the equality filters in `order_by` order (columns of `table`)."""
+    if prepared.plain(where, filters=True):
+        p = prepared.select_rows(conn, table, where, order_by)
+        keys = p.keys
+        return [dict(zip(keys, r, strict=True)) for r in p.run(conn, {f"w_{k}": v for k, v in where.items()})]
+    stmt = select(table)
+    for k, v in where.items():
+        stmt = stmt.where(table.c[k] == v)
+    return _dicts(conn.execute(stmt.order_by(*order_by)))
+
+
 # Unit of work ---------------------------------------------------------------------------------
+
+# Statements on the kernel's own tables (TEXT and INTEGER columns: nothing for SQLAlchemy to
+# convert) go to the driver as fixed SQL, kept prepared by sqlite3, instead of a SQLAlchemy
+# statement built, keyed and looked up for every document a request numbers or moves.
+_SEQ_SELECT = f"SELECT next FROM {seq.name} WHERE prefix = ?"
+_SEQ_INSERT = f"INSERT INTO {seq.name} (prefix, next) VALUES (?, ?)"
+_SEQ_UPDATE = f"UPDATE {seq.name} SET next = ? WHERE prefix = ?"
+_HISTORY_INSERT = (f"INSERT INTO {status_history.name} (doc_type, doc_id, from_status, to_status, on_date, "
+                   f"by_user, reason) VALUES (?, ?, ?, ?, ?, ?, ?)")
 
 @dataclass
 class Tx:
@@ -70,12 +111,12 @@ class Tx:
     # --- reading
     def one(self, stmt) -> dict[str, Any] | None:
         """First row of `stmt` as a dict, or None."""
-        row = self.conn.execute(stmt).mappings().first()
-        return dict(row) if row is not None else None
+        row = self.conn.execute(stmt).first()
+        return dict(row._mapping) if row is not None else None
 
     def all(self, stmt) -> list[dict[str, Any]]:
         """All rows of `stmt` as dicts."""
-        return [dict(r) for r in self.conn.execute(stmt).mappings()]
+        return _dicts(self.conn.execute(stmt))
 
     def scalar(self, stmt) -> Any:
         """The single value of `stmt`."""
@@ -84,42 +125,51 @@ class Tx:
     def get(self, table: Table, ident: Any, what: str | None = None) -> dict[str, Any]:
         """The row with primary key `ident`, or a 404 problem naming `what`."""
         pk = list(table.primary_key.columns)[0]
-        row = self.one(select(table).where(pk == ident))
+        row = _first(self.conn, table, {pk.name: ident})
         if row is None:
             raise not_found(what or table.name, ident)
         return row
 
     def find(self, table: Table, **where: Any) -> dict[str, Any] | None:
         """First row matching the equality filters, or None."""
-        stmt = select(table)
-        for k, v in where.items():
-            stmt = stmt.where(table.c[k] == v)
-        return self.one(stmt)
+        return _first(self.conn, table, where)
 
     def rows(self, table: Table, order_by: Any = None, **where: Any) -> list[dict[str, Any]]:
         """All rows matching the equality filters, in primary-key order unless told otherwise."""
+        order = list(order_by) if isinstance(order_by, (list, tuple)) else \
+            [order_by] if order_by is not None else list(table.primary_key.columns)
+        if all(isinstance(c, Column) and c.table is table for c in order):
+            return _rows(self.conn, table, where, order)
         stmt = select(table)
         for k, v in where.items():
             stmt = stmt.where(table.c[k] == v)
-        stmt = stmt.order_by(*(order_by if isinstance(order_by, (list, tuple)) else
-                               [order_by] if order_by is not None else list(table.primary_key.columns)))
-        return self.all(stmt)
+        return self.all(stmt.order_by(*order))
 
     # --- writing
     def next_id(self, prefix: str) -> str:
         """The next document id for `prefix`, e.g. ``APINV-10001``."""
-        n = self.scalar(select(seq.c.next).where(seq.c.prefix == prefix))
-        if n is None:
+        driver = driver_of(self.conn)
+        row = driver.execute(_SEQ_SELECT, (prefix,)).fetchone()
+        if row is None:
             n = 10001
-            self.conn.execute(seq.insert().values(prefix=prefix, next=n + 1))
+            driver.execute(_SEQ_INSERT, (prefix, n + 1))
         else:
-            self.conn.execute(update(seq).where(seq.c.prefix == prefix).values(next=n + 1))
+            n = row[0]
+            driver.execute(_SEQ_UPDATE, (n + 1, prefix))
         return f"{prefix}-{n}"
 
     def insert(self, table: Table, **values: Any) -> dict[str, Any]:
         """Insert one row and return it as written (with its autoincrement key if any)."""
-        result = self.conn.execute(table.insert().values(**values))
         pkcols = list(table.primary_key.columns)
+        if prepared.plain(values, filters=False) and prepared.has_only_scalar_defaults(table):
+            p, params = prepared.insert_row(self.conn, table, values)
+            cur = p.run(self.conn, params)
+            if len(pkcols) == 1 and pkcols[0].name not in values:
+                # What SQLAlchemy's inserted_primary_key holds: the rowid for the autoincrement key.
+                key = cur.lastrowid if table.autoincrement_column is pkcols[0] else None
+                values = {**values, pkcols[0].name: key}
+            return dict(values)
+        result = self.conn.execute(table.insert().values(**values))
         if len(pkcols) == 1 and pkcols[0].name not in values and result.inserted_primary_key:
             values = {**values, pkcols[0].name: result.inserted_primary_key[0]}
         return dict(values)
@@ -129,14 +179,19 @@ class Tx:
         doc_id = values.pop("id", None) or self.next_id(prefix)
         row = self.insert(table, id=doc_id, status=status, created_by=self.actor.user_id,
                           created_on=self.business_date, created_wall=None, **values)
-        self.conn.execute(status_history.insert().values(
-            doc_type=object_type, doc_id=doc_id, from_status=None, to_status=status,
-            on_date=self.business_date, by_user=self.actor.user_id, reason="created"))
+        driver_of(self.conn).execute(_HISTORY_INSERT, (object_type, doc_id, None, status, self.business_date,
+                                                      self.actor.user_id, "created"))
         self.created(object_type, doc_id)
         return row
 
     def update(self, table: Table, ident: Any, **values: Any) -> None:
         """Update one row by primary key (call `touch` first for audited objects)."""
+        if values and ident is not None and prepared.plain(values, filters=False) \
+                and prepared.has_only_scalar_defaults(table):
+            params = {f"v_{k}": v for k, v in values.items()}
+            params["w_pk"] = ident
+            prepared.update_by_key(self.conn, table, values).run(self.conn, params)
+            return
         pk = list(table.primary_key.columns)[0]
         self.conn.execute(update(table).where(pk == ident).values(**values))
 
@@ -153,9 +208,8 @@ class Tx:
                           status=row["status"])
         self.touch(object_type, ident)
         self.update(table, ident, status=to, **values)
-        self.conn.execute(status_history.insert().values(
-            doc_type=object_type, doc_id=ident, from_status=row["status"], to_status=to,
-            on_date=self.business_date, by_user=self.actor.user_id, reason=reason))
+        driver_of(self.conn).execute(_HISTORY_INSERT, (object_type, ident, row["status"], to, self.business_date,
+                                                      self.actor.user_id, reason))
         return {**row, **values, "status": to}
 
     # --- audit images
@@ -191,6 +245,9 @@ class Tx:
 
     def count(self, table: Table, **where: Any) -> int:
         """Number of rows matching the equality filters."""
+        if prepared.plain(where, filters=True):
+            p = prepared.count_rows(self.conn, table, where)
+            return int(p.run(self.conn, {f"w_{k}": v for k, v in where.items()}).fetchone()[0] or 0)
         stmt = select(func.count()).select_from(table)
         for k, v in where.items():
             stmt = stmt.where(table.c[k] == v)
