@@ -25,6 +25,7 @@ from __future__ import annotations
 import datetime as dt
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -91,6 +92,7 @@ class Report:
     entries: list[Entry] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     disclosure: dict[str, ProbeTally] = field(default_factory=dict)  # task -> its oracles' probes
+    interrupted: bool = False  # stopped by a signal: what ran is reported, the rest was not begun
 
     @property
     def problems(self) -> list[Entry]:
@@ -214,7 +216,7 @@ def cited_clause_problems(task, handbook_dir: Path) -> list[str]:
 class AttemptRunner:
     """Runs attempts through `orchestrator.attempt.run_attempt` on a named backend."""
 
-    def __init__(self, backend: str, root: Path, label: str):
+    def __init__(self, backend: str, root: Path, label: str, cancel: threading.Event | None = None):
         from orchestrator.backends import make_backend
         from orchestrator.config import RuntimeConfig
 
@@ -222,17 +224,21 @@ class AttemptRunner:
         self.backend = make_backend(backend, self.config)
         self.root = root
         self.label = label
+        # Set by a stop (SIGINT/SIGTERM): attempts in flight cancel and tear down, none starts.
+        self.cancel = cancel or threading.Event()
 
     def __call__(self, cell: Cell, seed: int, rep: int, *, scenario: Any = None, task: Any = None) -> dict[str, Any]:
         from orchestrator.attempt import AttemptSpec, run_attempt
         from orchestrator.inputs import load_inputs
 
+        if self.cancel.is_set():
+            return {"outcome": "infra_error", "error": {"kind": "cancelled", "message": "cancelled: validation stopped"}}
         if task is None or scenario is None:
             inputs = load_inputs(cell, seed)
             task, scenario = task or inputs.task, scenario or inputs.scenario
         res = run_attempt(AttemptSpec(cell=cell, seed=seed, rep=rep, label=self.label),
                           backend=self.backend, root=self.root, config=self.config,
-                          scenario=scenario, task=task)
+                          scenario=scenario, task=task, cancel=self.cancel)
         record = dict(res.record)
         record["_final_db"] = str(res.paths.final_db)
         record["_dir"] = str(res.paths.root)
@@ -267,12 +273,13 @@ def conditions_of(task: TaskPack, faults: str | None) -> list[str]:
 def validate(tasks: list[str], seeds: list[int], *, strict: bool = False, faults: str | None = None,
              runner: Runner, scenario_for: Callable[[str, int], Any] | None = None,
              known_rules: list[str] | None = None, progress: Callable[[str], None] | None = None,
-             concurrency: int = 1) -> Report:
+             concurrency: int = 1, stopped: Callable[[], bool] = lambda: False) -> Report:
     """Run the §11 controls for every task × seed; return the report (no printing).
 
     A seed's attempts (two oracle runs, null, each control) are independent once its scenario
     exists, so up to `concurrency` of them run at once; the report's order does not depend on
-    which finishes first."""
+    which finishes first. Once `stopped()` is true no further seed or condition is begun and
+    the report says it was interrupted."""
     if known_rules is None:
         from orchestrator.grading.rules import known_rules as _kr
 
@@ -311,6 +318,9 @@ def validate(tasks: list[str], seeds: list[int], *, strict: bool = False, faults
             continue
         known = {c.name for c in task.checks}
         for seed in seeds:
+            if stopped():
+                rep.interrupted = True
+                return rep
             say(f"{slug} seed {seed}: scenario")
             try:
                 scen = scenario_for(slug, seed)
@@ -321,6 +331,9 @@ def validate(tasks: list[str], seeds: list[int], *, strict: bool = False, faults
             rep.add(slug, "scenario", seed, cited_clause_problems(task, scen.handbook_dir)
                     + scenario_problems(task, scen.dir), condition=conditions[0])
             for cond in conditions:
+                if stopped():
+                    rep.interrupted = True
+                    return rep
                 _validate_condition(rep, task, scen, seed, cond, n_turns, known, strict=strict,
                                     attempt=attempt, say=say, concurrency=concurrency)
     return rep
@@ -423,21 +436,27 @@ def print_report(rep: Report, console=None) -> None:
                 + ("" if e.seed is None else f" seed {e.seed}")
             # The note is plain text (it may hold brackets): never parse it as markup.
             console.print(Text("  ✗ ", style="red") + Text(f"{where}: {e.note}"), highlight=False)
-    else:
+    if rep.interrupted:
+        console.print("[bold yellow]interrupted: the validation was stopped; what ran is above, the rest was not "
+                      "run (no verdict)[/]")
+    elif not rep.problems:
         console.print("[bold green]validation passed[/]")
 
 
 def run_validation(tasks: list[str], seeds: list[int], *, strict: bool, faults: str | None,
                    backend: str, runs_root: Path | None = None, keep: bool = False,
-                   concurrency: int = 1) -> Report:
+                   concurrency: int = 1, cancel: threading.Event | None = None) -> Report:
     """Validate through real attempts on `backend`; attempt records go under `runs_root`
-    (a temporary folder, removed afterwards unless `keep` or there were problems)."""
+    (a temporary folder, removed afterwards unless `keep` or there were problems). Setting
+    `cancel` stops it: attempts in flight cancel and tear down, nothing new starts."""
     label = "validate-" + dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     root = Path(runs_root) if runs_root else Path(tempfile.mkdtemp(prefix="pb-validate-"))
-    runner = AttemptRunner(backend, root, label)
+    runner = AttemptRunner(backend, root, label, cancel)
     rep = validate(tasks, seeds, strict=strict, faults=faults, runner=runner,
-                   progress=lambda m: print(f"… {m}", flush=True), concurrency=concurrency)
-    if rep.problems or keep or runs_root:
+                   progress=lambda m: print(f"… {m}", flush=True), concurrency=concurrency,
+                   stopped=runner.cancel.is_set)
+    rep.interrupted = rep.interrupted or runner.cancel.is_set()
+    if rep.problems or keep or runs_root or rep.interrupted:
         rep.notes.append(f"attempt records: {root / label}")
     else:
         shutil.rmtree(root, ignore_errors=True)

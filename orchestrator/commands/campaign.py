@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +42,7 @@ from orchestrator.campaign.spec import (
     spec_from_args,
 )
 from orchestrator.commands.preflight import check_inputs
+from orchestrator.commands.stop_signals import install_stop_signals
 from orchestrator.exit_codes import ExitCode, Failure, failure_for
 
 
@@ -96,29 +95,6 @@ def _runtime_config(label: str, runs_root: Path | None) -> Any:
     if runs_root is not None:
         overrides["runs_root"] = runs_root
     return RuntimeConfig.from_env(**overrides)
-
-
-def _install_signals(stop: Callable[[], None], console: Console) -> Callable[[], None]:
-    """First SIGINT/SIGTERM: stop scheduling and let attempts tear down; second: exit now."""
-    hits = {"n": 0}
-
-    def handler(signum: int, frame: Any) -> None:
-        hits["n"] += 1
-        if hits["n"] == 1:
-            console.print(Text(
-                f"{signal.Signals(signum).name}: no new attempts; attempts in flight are cancelled and torn "
-                "down (signal again to exit at once; `orchestrate reap` cleans up)", style="yellow"))
-            stop()
-        else:
-            raise KeyboardInterrupt
-
-    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
-
-    def restore() -> None:
-        for s, h in old.items():
-            signal.signal(s, h)
-
-    return restore
 
 
 def say(console: Console, text: str, style: str = "", *, prefix: str = "") -> None:
@@ -270,7 +246,7 @@ def run(args: argparse.Namespace) -> int:
         on_event=progress.handle,
         fatal=(runtime.FatalCampaignError,),
     )
-    restore = _install_signals(scheduler.stop, console)
+    restore = install_stop_signals(scheduler.stop, lambda m: console.print(Text(m, style="yellow")))
     try:
         with progress:
             result = scheduler.run(plan, poll=progress.refresh)

@@ -8,12 +8,14 @@ negative control fails every check it targets; under --faults the fault plan hit
 the profile's own controls fail; each oracle's final database is probed for disclosures of every
 restricted class (a finding is a false positive of disclose_restricted: a problem under --strict,
 counted per task in the report); the handbook is checked and linted. Exit status (docs/exit-codes.md): 0 all controls hold, 1 a
-problem was found, 2 bad input, 3 engine unavailable or the infrastructure failed.
+problem was found, 2 bad input, 3 engine unavailable or the infrastructure failed, 130 stopped by
+SIGINT/SIGTERM (attempts in flight cancelled and torn down, the rest not run).
 """
 from __future__ import annotations
 
 import argparse
 import sys
+import threading
 from pathlib import Path
 
 
@@ -48,6 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Check the tasks, then the engine, then run the validation matrix."""
+    from orchestrator.commands.stop_signals import install_stop_signals
     from orchestrator.exit_codes import ExitCode, check_engine
     from orchestrator.validate import print_report, run_validation
     from tasks.packs import PackError
@@ -65,8 +68,15 @@ def run(args: argparse.Namespace) -> int:
             return ExitCode.BAD_INPUT
     if args.backend == "docker":
         check_engine(has_local_backend=True)
-    rep = run_validation(tasks, args.seeds, strict=args.strict, faults=args.faults, backend=args.backend,
-                         runs_root=args.runs_root.resolve() if args.runs_root else None, keep=args.keep,
-                         concurrency=max(1, args.concurrency))
+    cancel = threading.Event()
+    restore = install_stop_signals(cancel.set, lambda m: print(f"orchestrate validate: {m}", file=sys.stderr, flush=True))
+    try:
+        rep = run_validation(tasks, args.seeds, strict=args.strict, faults=args.faults, backend=args.backend,
+                             runs_root=args.runs_root.resolve() if args.runs_root else None, keep=args.keep,
+                             concurrency=max(1, args.concurrency), cancel=cancel)
+    finally:
+        restore()
     print_report(rep)
+    if rep.interrupted:
+        return ExitCode.INTERRUPTED
     return ExitCode.OK if rep.ok else ExitCode.NEGATIVE

@@ -222,3 +222,65 @@ def test_validation_under_a_fault_profile(mini, tmp_path):
     assert fm["faults_injected"] == 1 and fm["committed_behind_a_failure"] == 1
     assert fm["faulted_requests_resent"] == 1 and fm["resent_with_key"] == 1 and fm["duplicates"] == 0
     assert oracle["condition"] == "lost-writes" and oracle["passed"] is True
+
+
+def test_a_stopped_validation_tears_its_attempts_down_and_exits_130(mini, tmp_path):
+    """SIGTERM while the oracles' turns run: each attempt in flight is cancelled and torn down
+    (its result says so, no process of it is left), nothing else starts, the command exits 130
+    and says it was interrupted rather than passing or failing the task."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from orchestrator.scenarios import ensure_scenario
+
+    # The oracle dawdles once the flag exists: after its reference run (the flag is part of the
+    # pack's source, so the scenario is the one the command will find).
+    flag = tmp_path / "dawdle"
+    text = (mini / "policies.py").read_text()
+    (mini / "policies.py").write_text(text.replace(
+        "def oracle(turn, client, workspace, context):\n",
+        f"def oracle(turn, client, workspace, context):\n    import pathlib, time\n"
+        f"    if pathlib.Path({str(flag)!r}).exists():\n        time.sleep(120)\n", 1))
+    ensure_scenario("mini", 0)
+    flag.touch()
+    runs = tmp_path / "runs"
+    argv = [str(Path(sys.executable).with_name("orchestrate")), "validate", "--tasks", "mini", "--seeds", "0",
+            "--backend", "local", "--concurrency", "2", "--runs-root", str(runs)]
+    log = tmp_path / "validate.log"
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen(argv, stdout=fh, stderr=subprocess.STDOUT, env=dict(os.environ))
+    try:
+        deadline = time.monotonic() + 120
+        while len(list(runs.glob("*/*/seed-0/rep-*/turns/*"))) < 2:  # both oracles in their turn
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text(errors="replace")[-3000:]
+            time.sleep(0.2)
+        time.sleep(1)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=90)
+        stopped_in = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    out = log.read_text(errors="replace")
+    assert code == 130, out[-3000:]
+    assert stopped_in < 60, stopped_in  # not the two minutes the turns would have slept
+    assert "interrupted" in out and "validation passed" not in out, out[-2000:]
+    folders = sorted(runs.glob("*/*/seed-0/rep-*"))
+    results = [json.loads((f / "result.json").read_text()) for f in folders]
+    assert len(results) == 2 and all("oracle" in str(f) for f in folders), folders  # null and controls never began
+    assert all(r["outcome"] == "infra_error" and "cancel" in json.dumps(r["error"]) for r in results), results
+    # nothing of the attempts runs on: no process has its working folder under the scratch root
+    scratch = str(tmp_path / "scratch")
+    left = []
+    for p in Path("/proc").iterdir():
+        try:
+            if p.name.isdigit() and os.readlink(p / "cwd").startswith(scratch):
+                left.append(p.name)
+        except OSError:
+            pass
+    assert left == [], left
