@@ -109,14 +109,14 @@ class Tx:
     primary: tuple[str, str] | None = None
 
     # --- reading
-    def one(self, stmt) -> dict[str, Any] | None:
-        """First row of `stmt` as a dict, or None."""
-        row = self.conn.execute(stmt).first()
+    def one(self, stmt, params: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """First row of `stmt` (with bound `params`, for a statement built once) as a dict, or None."""
+        row = self.conn.execute(stmt, params).first()
         return dict(row._mapping) if row is not None else None
 
-    def all(self, stmt) -> list[dict[str, Any]]:
-        """All rows of `stmt` as dicts."""
-        return _dicts(self.conn.execute(stmt))
+    def all(self, stmt, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """All rows of `stmt` (with bound `params`, for a statement built once) as dicts."""
+        return _dicts(self.conn.execute(stmt, params))
 
     def scalar(self, stmt) -> Any:
         """The single value of `stmt`."""
