@@ -2,7 +2,7 @@
 that names the invoice (by our id, or by the vendor and its invoice number)."""
 from __future__ import annotations
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, bindparam, or_, select
 
 from ...kernel.tx import Tx
 from ..purchasing.tables import vendor_requests as vr
@@ -38,20 +38,27 @@ def disputed_invoice_ids(tx: Tx, invoices: list[dict]) -> set[str]:
     ids = [inv["id"] for inv in invoices]
     if not ids:
         return set()
-    out = {r[0] for r in tx.conn.execute(
-        select(holds.c.invoice_id).where(holds.c.invoice_id.in_(ids), holds.c.reason == "dispute",
-                                         holds.c.status == "active"))}
+    out = {r[0] for r in tx.conn.execute(_PAGE_DISPUTE_HOLDS, {"ids": ids})}
     by_pair: dict[tuple[str, str], list[str]] = {}
     for inv in invoices:
         by_pair.setdefault((inv["vendor_id"], inv["invoice_no"]), []).append(inv["id"])
-    # The pair condition is a superset (vendor in page AND number in page); exact pairs below.
-    conds = [vr.c.ap_invoice_id.in_(ids),
-             and_(vr.c.vendor_id.in_(sorted({v for v, _ in by_pair})), vr.c.invoice_no.in_(sorted({n for _, n in by_pair})))]
     wanted = set(ids)
-    for row in tx.all(select(vr).where(vr.c.kind == "dispute", or_(*conds))):
+    params = {"ids": ids, "vendors": sorted({v for v, _ in by_pair}), "numbers": sorted({n for _, n in by_pair})}
+    for row in tx.all(_PAGE_DISPUTE_REQUESTS, params):
         if not _dispute_is_open(row):
             continue
         if row["ap_invoice_id"] in wanted:
             out.add(row["ap_invoice_id"])
         out.update(by_pair.get((row["vendor_id"], row["invoice_no"]), ()))
     return out
+
+
+# Built once with expanding parameters: built per page, each statement coerced every id of its
+# IN lists and was keyed anew (most of a list read's time).
+_PAGE_DISPUTE_HOLDS = select(holds.c.invoice_id).where(
+    holds.c.invoice_id.in_(bindparam("ids", expanding=True)), holds.c.reason == "dispute", holds.c.status == "active")
+# The pair condition is a superset (vendor in page AND number in page); exact pairs in Python.
+_PAGE_DISPUTE_REQUESTS = select(vr).where(vr.c.kind == "dispute", or_(
+    vr.c.ap_invoice_id.in_(bindparam("ids", expanding=True)),
+    and_(vr.c.vendor_id.in_(bindparam("vendors", expanding=True)),
+         vr.c.invoice_no.in_(bindparam("numbers", expanding=True)))))
