@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 
 from ..payables.settlement import Settlement, register_settlement
 from .tables import payment_allocations, payments
@@ -40,10 +40,15 @@ def settled_cents_by_invoice(tx_or_conn: Any, invoice_ids: list[str]) -> dict[st
     settled are absent (read them as 0). For list pages, where one query per row dominates."""
     if not invoice_ids:
         return {}
-    stmt = (select(payment_allocations.c.invoice_id, func.sum(_applied)).select_from(_joined)
-            .where(payment_allocations.c.invoice_id.in_(invoice_ids), payments.c.status.in_(SETTLING))
-            .group_by(payment_allocations.c.invoice_id))
-    return {inv_id: int(total or 0) for inv_id, total in _conn(tx_or_conn).execute(stmt)}
+    return {inv_id: int(total or 0) for inv_id, total in _conn(tx_or_conn).execute(_SETTLED_BY_INVOICE,
+                                                                                   {"ids": invoice_ids})}
+
+
+# Built once, the ids bound per call (expanding): built per page it coerced every id and was keyed anew.
+_SETTLED_BY_INVOICE = (select(payment_allocations.c.invoice_id, func.sum(_applied)).select_from(_joined)
+                       .where(payment_allocations.c.invoice_id.in_(bindparam("ids", expanding=True)),
+                              payments.c.status.in_(SETTLING))
+                       .group_by(payment_allocations.c.invoice_id))
 
 
 def settled_total_cents(tx_or_conn: Any, as_of: str | None = None) -> int:
