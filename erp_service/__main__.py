@@ -35,6 +35,12 @@ def main(argv: list[str] | None = None) -> int:
     # made live as long as the process) but costs ~15% of the start's CPU; `serve` freezes what
     # the start made and turns it back on (server.serve).
     gc.disable()
+    # Optional integrations of the libraries that nothing the ERP serves uses, each imported only
+    # because it is installed (the image has them for erp_mcp): structlog's rich console renderer
+    # (the ERP logs JSON lines) and fastapi's e-mail validation of OpenAPI contact fields (none
+    # set). Marked absent, as if not installed: ~0.07 s less CPU at every start.
+    for optional in ("rich", "email_validator"):
+        sys.modules.setdefault(optional, None)  # type: ignore[arg-type]
     from .faults import FaultSpecError
     from .server import ServeOptions, serve
     if args.control_token_file:
