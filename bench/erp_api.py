@@ -10,7 +10,9 @@ a constant. Against each, on loopback only, with bounded loops:
 
 - median and p99 latency of a typical read, `GET /ap-invoices?limit=50`;
 - median and p99 latency of a typical write, `POST /outbox` with a fresh Idempotency-Key;
-- requests per second of the read and of the write at concurrency 1 and 8.
+- requests per second of the read and of the write at concurrency 1 and 8;
+- the server process's CPU time per sequential read and write (from /proc: user + system, all
+  of its threads), which a loaded machine inflates far less than it does latency.
 
 Both servers run at once and every figure is measured in `--rounds` alternating batches (bb-erp,
 then bare, then bb-erp...), so a shared machine's load falls on both alike. Prints the figures
@@ -216,23 +218,38 @@ def throughput(url: str, token: str, which: str, concurrency: int, total: int, c
     return total / elapsed
 
 
+def process_cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of process `pid` so far (all threads), or None without /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def p99(xs: list[float]) -> float:
     return statistics.quantiles(xs, n=100, method="inclusive")[98] if len(xs) > 1 else xs[0]
 
 
-def measure(servers: dict[str, tuple[str, Counter]], token: str, args: argparse.Namespace) -> dict[str, dict[str, float]]:
+def measure(servers: dict[str, tuple[str, Counter, int]], token: str,
+            args: argparse.Namespace) -> dict[str, dict[str, float]]:
     """Every figure against every server, in alternating batches."""
     lat: dict[str, dict[str, list[float]]] = {name: {"read": [], "write": []} for name in servers}
+    cpu: dict[str, dict[str, float]] = {name: {"read": 0.0, "write": 0.0} for name in servers}
     rps: dict[str, dict[str, list[float]]] = {name: {} for name in servers}
     for n in range(args.rounds):
-        for name, (url, counter) in servers.items():
+        for name, (url, counter, pid) in servers.items():
             # A fresh connection per batch: the server drops one idle beyond its keep-alive timeout.
             c = Client(url, token)
             warm = WARMUP if n == 0 else 3
             latencies(c, c.read, warm, counter, 200)
             latencies(c, c.write, warm, counter, 201)
-            lat[name]["read"] += latencies(c, c.read, max(1, args.reads // args.rounds), counter, 200)
-            lat[name]["write"] += latencies(c, c.write, max(1, args.writes // args.rounds), counter, 201)
+            for which, op, ok, count in (("read", c.read, 200, args.reads), ("write", c.write, 201, args.writes)):
+                before = process_cpu_s(pid)
+                lat[name][which] += latencies(c, op, max(1, count // args.rounds), counter, ok)
+                after = process_cpu_s(pid)
+                if before is not None and after is not None:
+                    cpu[name][which] += after - before
             c.close()
             for which, ok in (("read", 200), ("write", 201)):
                 for conc in (1, 8):
@@ -243,6 +260,9 @@ def measure(servers: dict[str, tuple[str, Counter]], token: str, args: argparse.
         reads, writes = lat[name]["read"], lat[name]["write"]
         out[name] = {"read median ms": statistics.median(reads), "read p99 ms": p99(reads),
                      "write median ms": statistics.median(writes), "write p99 ms": p99(writes)}
+        if cpu[name]["read"] > 0 and cpu[name]["write"] > 0:
+            out[name]["read CPU ms"] = cpu[name]["read"] * 1000 / len(reads)
+            out[name]["write CPU ms"] = cpu[name]["write"] * 1000 / len(writes)
         out[name].update({k: statistics.median(v) for k, v in rps[name].items()})
     return out
 
@@ -279,26 +299,27 @@ def main(argv: list[str] | None = None) -> int:
         }
         procs: list[subprocess.Popen] = []
         try:
-            servers: dict[str, tuple[str, Counter]] = {}
+            servers: dict[str, tuple[str, Counter, int]] = {}
             for name, cmd in cmds.items():
                 proc, url = start(cmd)
                 procs.append(proc)
-                servers[name] = (url, Counter(0 if name == "bb-erp" else 10**6))
+                servers[name] = (url, Counter(0 if name == "bb-erp" else 10**6), proc.pid)
             results = measure(servers, token, args)
         finally:
             for proc in procs:
                 stop(proc)
 
     erp, bare = results["bb-erp"], results["bare"]
-    ratios = {k: (erp[k] / bare[k] if "ms" in k else erp[k] / bare[k]) for k in erp}
+    ratios = {k: erp[k] / bare[k] for k in erp if k in bare}
     if args.json:
         print(json.dumps({"bb-erp": erp, "bare": bare, "ratio": ratios}, indent=1))
         return 0
     print(f"bb-erp vs a bare FastAPI+uvicorn app (loopback; read {READ_PATH}, write POST {WRITE_PATH} keyed)")
     print(f"{'figure':<22}{'bb-erp':>12}{'bare':>12}{'ratio':>10}")
-    for k in erp:
+    for k in ratios:
         print(f"{k:<22}{erp[k]:>12.2f}{bare[k]:>12.2f}{ratios[k]:>9.2f}x")
-    print("ratio = bb-erp / bare: latency, times slower; req/s, share of the bare rate.")
+    print("ratio = bb-erp / bare: latency and CPU (the server's, per sequential request), times more; "
+          "req/s, share of the bare rate.")
     print(f"Done-when (median <= 3 x the bare app): read {ratios['read median ms']:.2f}x, "
           f"write {ratios['write median ms']:.2f}x")
     return 0
