@@ -59,7 +59,7 @@ def snapshot(conn: Connection, object_type: str, object_id: Any) -> dict[str, An
 def _dicts(result: Any) -> list[dict[str, Any]]:
     # zip with the result's keys: the same dicts as dict(RowMapping), without a mapping per row.
     keys = tuple(result.keys())
-    return [dict(zip(keys, r, strict=True)) for r in result]
+    return [dict(zip(keys, r, strict=True)) for r in result.all()]   # all(): one fetchall, not a fetch per row
 
 
 def _first(conn: Connection, table: Table, where: dict[str, Any]) -> dict[str, Any] | None:
