@@ -136,3 +136,178 @@ def has_only_scalar_defaults(table: Table) -> bool:
     """True when every column default of `table` is a plain value and none changes on update
     (what `insert_row` and `update_by_key` can reproduce)."""
     return all((c.default is None or c.default.is_scalar) and c.onupdate is None for c in table.columns)
+
+
+# Statements built once ------------------------------------------------------------------------
+# A module-level statement with bound parameters (``tx.all(STMT, {"ids": [...]})``) was still
+# run through SQLAlchemy each time: its cache key generated, and for expanding parameters the
+# ``IN (...)`` list re-rendered and every value re-bound (most of a list read's SQL time). Its
+# SQL is rendered once per shape here — the statement object and, for each expanding
+# parameter, the length of its list — by SQLAlchemy's own `construct_expanded_state`; a call
+# only places the values and runs the SQL on the driver.
+
+_Slot = tuple[str, int | None] | tuple[None, Any]   # (param name, index in its list or None) or (None, constant)
+
+
+@dataclass(frozen=True)
+class _Fixed:
+    sql: str
+    slots: tuple[_Slot, ...]
+    keys: tuple[str, ...]
+    result_processors: tuple[Callable[[Any], Any] | None, ...]
+
+
+class _Probe:
+    """Stands for one bound value while a shape is rendered (found again by identity)."""
+
+    __slots__ = ("name", "index")
+
+    def __init__(self, name: str, index: int | None) -> None:
+        self.name, self.index = name, index
+
+
+_FIXED: dict[tuple[Any, ...], tuple[Any, _Fixed | None]] = {}   # key -> (statement, shape)
+FIXED_CACHE_MAX = 512
+
+
+def _fixed_shape(conn: Connection, stmt: Select, params: dict[str, Any]) -> _Fixed | None:
+    """The rendered shape of `stmt` for `params`' list lengths, or None when the driver cannot
+    run it as SQLAlchemy would (a bind processor to apply, a literal rendered into the SQL, an
+    unknown parameter, a list that is not a list or tuple)."""
+    compiled = stmt.compile(dialect=conn.dialect)
+    binds = compiled.binds
+    if any(n not in binds for n in params) or compiled.positiontup is None:
+        return None
+    if any(b.literal_execute or b.type.dialect_impl(conn.dialect).bind_processor(conn.dialect) is not None
+           for b in binds.values()):
+        return None   # a value SQLAlchemy would convert, or render into the SQL text
+    probes: dict[str, Any] = {}
+    for name, value in params.items():
+        if binds[name].expanding:
+            if not isinstance(value, (list, tuple)):
+                return None
+            probes[name] = [_Probe(name, i) for i in range(len(value))]
+        else:
+            probes[name] = _Probe(name, None)
+    state = compiled.construct_expanded_state(probes)
+    if state.processors:
+        return None
+    slots: list[_Slot] = []
+    for pos in state.positiontup or ():
+        value = state.parameters[pos]
+        slots.append((value.name, value.index) if isinstance(value, _Probe) else (None, value))
+    entries = compiled._result_columns
+    return _Fixed(state.statement, tuple(slots), tuple(e.keyname for e in entries),
+                  tuple(e.type._cached_result_processor(conn.dialect, None) for e in entries))
+
+
+def _fixed_run(conn: Connection, stmt: Any, params: dict[str, Any]) -> tuple[list[Any], _Fixed] | None:
+    if not isinstance(stmt, Select):
+        return None
+    try:
+        key = (id(stmt), tuple((k, len(v) if isinstance(v, (list, tuple)) else None) for k, v in params.items()))
+    except TypeError:
+        return None
+    cached = _FIXED.get(key)
+    if cached is not None and cached[0] is stmt:
+        fixed = cached[1]
+    elif cached is None and len(_FIXED) >= FIXED_CACHE_MAX:
+        return None   # full: rendering every call would cost more than SQLAlchemy's own cache
+    else:
+        fixed = _fixed_shape(conn, stmt, params)
+        _FIXED[key] = (stmt, fixed)   # the statement is kept alive: its id() is not reused
+    if fixed is None:
+        return None
+    values: list[Any] = []
+    for name, item in fixed.slots:
+        if name is None:
+            values.append(item)             # a constant of the statement
+        elif item is None:
+            values.append(params[name])
+        else:
+            values.append(params[name][item])
+    return driver_of(conn).execute(fixed.sql, values).fetchall(), fixed
+
+
+def fixed_rows(conn: Connection, stmt: Any, params: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The rows of a select built once, with `params` bound, as dicts (what `Tx.all` returns),
+    run on the driver from its rendered shape; None when it has no shape (run it through
+    SQLAlchemy then)."""
+    run = _fixed_run(conn, stmt, params)
+    return dict_rows(run[0], run[1].keys, run[1].result_processors) if run is not None else None
+
+
+def fixed_tuples(conn: Connection, stmt: Any, params: dict[str, Any]) -> list[tuple[Any, ...]] | None:
+    """`fixed_rows` as value tuples in the statement's column order (what iterating
+    SQLAlchemy's result gives)."""
+    run = _fixed_run(conn, stmt, params)
+    if run is None:
+        return None
+    rows, procs = run[0], run[1].result_processors
+    if any(procs):
+        return [tuple(p(v) if p else v for p, v in zip(procs, r, strict=True)) for r in rows]
+    return [tuple(r) for r in rows]
+
+
+# Statements built per call --------------------------------------------------------------------
+# A select built for one call (a page with its filters, a view's lookup) is found by SQLAlchemy's
+# own cache key, as SQLAlchemy's compiled cache finds it; its values are the ones that key
+# extracted, placed by the compiled form's own `construct_params`. What is left out is the rest of
+# SQLAlchemy's execution (context, cursor result, a row object per row).
+
+@dataclass(frozen=True)
+class _Keyed:
+    compiled: Any
+    names: tuple[str, ...]
+    keys: tuple[str, ...]
+    result_processors: tuple[Callable[[Any], Any] | None, ...]
+
+
+_KEYED: dict[Any, _Keyed | None] = {}
+KEYED_CACHE_MAX = 2048
+
+
+def _keyed_shape(conn: Connection, stmt: Select, cache_key: Any) -> _Keyed | None:
+    dialect = conn.dialect
+    compiled = dialect.statement_compiler(dialect, stmt, cache_key=cache_key)
+    if compiled.positiontup is None or any(
+            b.expanding or b.literal_execute or b.type.dialect_impl(dialect).bind_processor(dialect) is not None
+            for b in compiled.binds.values()):
+        return None   # a list to expand, a literal in the text or a value to convert: SQLAlchemy's job
+    entries = compiled._result_columns
+    return _Keyed(compiled, tuple(compiled.positiontup), tuple(e.keyname for e in entries),
+                  tuple(e.type._cached_result_processor(dialect, None) for e in entries))
+
+
+def keyed_cursor(conn: Connection, stmt: Any) -> tuple[sqlite3.Cursor, _Keyed] | None:
+    """`stmt` (a select without separately bound parameters) run on the driver from the shape
+    its cache key names, with the cursor and the shape (for `dict_rows`); None when it has no
+    shape (run it through SQLAlchemy then)."""
+    if not isinstance(stmt, Select):
+        return None
+    cache_key = stmt._generate_cache_key()
+    if cache_key is None:
+        return None
+    shape = _KEYED.get(cache_key.key, _MISSING)
+    if shape is _MISSING:
+        if len(_KEYED) >= KEYED_CACHE_MAX:
+            return None
+        shape = _KEYED[cache_key.key] = _keyed_shape(conn, stmt, cache_key)
+    if shape is None:
+        return None
+    assert isinstance(shape, _Keyed)
+    params = shape.compiled.construct_params(extracted_parameters=cache_key.bindparams, escape_names=False)
+    return driver_of(conn).execute(shape.compiled.string, [params[n] for n in shape.names]), shape
+
+
+_MISSING: Any = object()
+
+
+def dict_rows(rows: Sequence[Sequence[Any]], keys: tuple[str, ...],
+              procs: tuple[Callable[[Any], Any] | None, ...]) -> list[dict[str, Any]]:
+    """Driver rows as dicts keyed like SQLAlchemy's mappings, values through the result
+    processors SQLAlchemy would apply."""
+    if any(procs):
+        return [dict(zip(keys, (p(v) if p else v for p, v in zip(procs, r, strict=True)), strict=True))
+                for r in rows]
+    return [dict(zip(keys, r, strict=True)) for r in rows]

@@ -111,15 +111,46 @@ class Tx:
     # --- reading
     def one(self, stmt, params: dict[str, Any] | None = None) -> dict[str, Any] | None:
         """First row of `stmt` (with bound `params`, for a statement built once) as a dict, or None."""
+        if params:
+            rows = prepared.fixed_rows(self.conn, stmt, params)
+            if rows is not None:
+                return rows[0] if rows else None
+        else:
+            run = prepared.keyed_cursor(self.conn, stmt)
+            if run is not None:
+                cursor, shape = run
+                found = cursor.fetchone()
+                cursor.close()
+                return prepared.dict_rows([found], shape.keys, shape.result_processors)[0] if found else None
         row = self.conn.execute(stmt, params).first()
         return dict(row._mapping) if row is not None else None
 
     def all(self, stmt, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        """All rows of `stmt` (with bound `params`, for a statement built once) as dicts."""
+        """All rows of `stmt` (with bound `params`, for a statement built once) as dicts. A
+        statement built once runs on the driver from its rendered shape (`prepared.fixed_rows`), one
+        built for this call from the shape its cache key names (`prepared.keyed_cursor`)."""
+        if params:
+            rows = prepared.fixed_rows(self.conn, stmt, params)
+            if rows is not None:
+                return rows
+        else:
+            run = prepared.keyed_cursor(self.conn, stmt)
+            if run is not None:
+                cursor, shape = run
+                return prepared.dict_rows(cursor.fetchall(), shape.keys, shape.result_processors)
         return _dicts(self.conn.execute(stmt, params))
 
     def scalar(self, stmt) -> Any:
         """The single value of `stmt`."""
+        run = prepared.keyed_cursor(self.conn, stmt)
+        if run is not None:
+            cursor, shape = run
+            found = cursor.fetchone()
+            cursor.close()
+            if found is None:
+                return None
+            proc = shape.result_processors[0] if shape.result_processors else None
+            return proc(found[0]) if proc else found[0]
         return self.conn.execute(stmt).scalar()
 
     def get(self, table: Table, ident: Any, what: str | None = None) -> dict[str, Any]:
