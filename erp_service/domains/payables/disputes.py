@@ -38,7 +38,7 @@ def disputed_invoice_ids(tx: Tx, invoices: list[dict]) -> set[str]:
     ids = [inv["id"] for inv in invoices]
     if not ids:
         return set()
-    out = {r[0] for r in tx.conn.execute(_PAGE_DISPUTE_HOLDS, {"ids": ids})}
+    out = {r["invoice_id"] for r in tx.all(_PAGE_DISPUTE_HOLDS, {"ids": ids})}   # tx.all: on the driver
     by_pair: dict[tuple[str, str], list[str]] = {}
     for inv in invoices:
         by_pair.setdefault((inv["vendor_id"], inv["invoice_no"]), []).append(inv["id"])
