@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import bindparam, func, select
 
+from ...kernel import prepared
 from ..payables.settlement import Settlement, register_settlement
 from .tables import payment_allocations, payments
 
@@ -40,8 +41,10 @@ def settled_cents_by_invoice(tx_or_conn: Any, invoice_ids: list[str]) -> dict[st
     settled are absent (read them as 0). For list pages, where one query per row dominates."""
     if not invoice_ids:
         return {}
-    return {inv_id: int(total or 0) for inv_id, total in _conn(tx_or_conn).execute(_SETTLED_BY_INVOICE,
-                                                                                   {"ids": invoice_ids})}
+    conn, params = _conn(tx_or_conn), {"ids": invoice_ids}
+    rows = prepared.fixed_tuples(conn, _SETTLED_BY_INVOICE, params)   # on the driver, rendered once per length
+    return {inv_id: int(total or 0) for inv_id, total in (rows if rows is not None
+                                                          else conn.execute(_SETTLED_BY_INVOICE, params))}
 
 
 # Built once, the ids bound per call (expanding): built per page it coerced every id and was keyed anew.
