@@ -19,6 +19,7 @@ from ..kernel import pipeline
 from ..kernel.db import Database
 from ..kernel.errors import Problem, invalid
 from .api import ErpJSONResponse, resolve_token, route_action
+from .inline_routes import InlineRoute
 from .lazy_routes import mount
 from .limits import RequestLimits
 from .openapi_problems import install_problem_docs
@@ -193,6 +194,7 @@ def create_app(db: Database, world: Any = None) -> FastAPI:
     app.state.token_cache = {}
     install_error_handlers(app)
     app.add_middleware(RequestLimits)
+    app.router.route_class = InlineRoute  # plain-def endpoints run on the loop when the database is free
     mount(app.router, ROUTERS)  # each route is built at its first request (or by /openapi.json)
     install_problem_docs(app)  # every problem response a route can give, in /openapi.json
     return app
