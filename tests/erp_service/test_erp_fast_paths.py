@@ -143,3 +143,21 @@ def test_a_busy_database_sends_the_endpoint_to_the_thread_pool(scenario, monkeyp
     assert r.status_code == 200 and len(r.json()["data"]["items"]) == 5
     assert hops == ["list_invoices"]           # it waited for the lock in a worker, not on the loop
     assert time.monotonic() - t0 >= 0.25       # and only got the database once the holder let go
+
+
+def test_the_literal_prefix_turns_away_no_path_the_route_matches(tmp_path: Path) -> None:
+    import re
+
+    from starlette.routing import Match
+
+    from erp_service.http.lazy_routes import LazyRoute
+    from erp_service.setup import CompanyBuilder
+    app = create_app(CompanyBuilder.create(tmp_path / "erp.db", business_date="2026-01-05", name="Prefix Co.").db)
+    lazy = [r for r in app.router.routes if isinstance(r, LazyRoute)]
+    assert len(lazy) > 100
+    for route in lazy:
+        path = re.sub(r"\{[^}]+\}", "7", route.path)   # every parameter filled in (ints fit any convertor)
+        method = sorted(route.spec.methods)[0]
+        scope = {"type": "http", "path": path, "root_path": "", "method": method}
+        assert route.matches(scope)[0] == Match.FULL, route.path
+        assert route.matches({**scope, "path": "/zz" + path})[0] == Match.NONE
