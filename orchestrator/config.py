@@ -83,6 +83,13 @@ class RuntimeConfig(BaseModel):
     agent_limits: Limits = Limits(memory_bytes=2 * 2**30, cpus=1.0, pids=256)
     erp_limits: Limits = Limits(memory_bytes=1 * 2**30, cpus=1.0, pids=128)
     tmpfs_size: str = "256m"
+    # The cgroup parent of the docker backend's service containers (the ERP, gateway, MCP; never
+    # the agent's). "auto": "/" on an engine with cgroup v1 and the cgroupfs driver, else the
+    # engine's default. Under /docker every container together weighs as much as one host
+    # process, so on a busy host a service's CPU-bound start took 2-4x its time as a local
+    # process; at the root each service weighs one process (its own limits unchanged), like the
+    # local backend's. None: the engine's default; any other value is passed to the engine.
+    service_cgroup_parent: str | None = "auto"
     # Size quotas of what the agent writes (docker backend: tmpfs volumes, see volume_quota.py):
     # the workspace across all turns, and each turn's folder (out/). The agent meets ENOSPC at
     # the quota; both stay below the copy-out limits, so a copy-out never has to cut.
