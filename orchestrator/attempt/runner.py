@@ -32,7 +32,7 @@ from pydantic import ValidationError
 from agent_sandbox.prompt import render_prompt
 from erp_service.canonical import canonical_hash
 from orchestrator.attempt.human_turns import HumanTurns, open_human
-from orchestrator.attempt.phases import PhaseClock, deferred_interrupts, phase_of
+from orchestrator.attempt.phases import Beside, PhaseClock, deferred_interrupts, phase_of
 from orchestrator.attempt.records import (
     AttemptRecord,
     AttemptSpec,
@@ -48,6 +48,7 @@ from orchestrator.attempt.records import (
 )
 from orchestrator.attempt.resolve import Resolved, TurnScript, resolve
 from orchestrator.backends.base import AttemptContext, Backend, Sandbox, TurnLaunch
+from orchestrator.cells import is_human_system
 from orchestrator.config import RuntimeConfig
 from orchestrator.control_client import ControlClient
 from orchestrator.errors import (
@@ -280,6 +281,8 @@ class AttemptRun:
                 db=Path(self.scenario.db), world=Path(self.scenario.world), control_token=token, faults=resolved.faults
             )
             self.erp = ErpEndpoints.of(sandbox.start_service(erp_service(launch, self.config)))
+            if resolved.turns and not is_human_system(self.spec.cell.system):
+                sandbox.prepare_turn(resolved.turns[0].n)  # docker: its volume and keeper, beside the ERP's start
             sandbox.wait_service_healthy(ERP, error=ErpUnhealthy)
             self.control = ControlClient(self.erp.control_url, token, timeout_s=self.config.control_timeout_s)
             self.streamer = ControlStreamer(
@@ -297,13 +300,14 @@ class AttemptRun:
         with self.clock.phase(Phase.TURN):
             policy = sandbox.policy_path(resolved.mounts[0]) if self.spec.cell.is_policy and resolved.mounts else None
             system_json = resolved.system_json_for(policy) | ({"interface": self.spec.cell.interface} if self.mcp else {})
-            for turn in resolved.turns:
+            for i, turn in enumerate(resolved.turns):
                 self.checkpoint()
-                self.run_turn(turn, system_json)
+                following = resolved.turns[i + 1].n if i + 1 < len(resolved.turns) else None
+                self.run_turn(turn, system_json, following)
             if self.human is not None:
                 self.human.finish()
 
-    def run_turn(self, turn: TurnScript, system_json: dict[str, Any]) -> None:
+    def run_turn(self, turn: TurnScript, system_json: dict[str, Any], next_n: int | None = None) -> None:
         """One turn: clock advance, a fresh agent environment under the budget, the ERP checked."""
         sandbox, control = self._require("sandbox"), self._require("control")
         resolved, erp = self._require("resolved"), self._require("erp")
@@ -333,6 +337,7 @@ class AttemptRun:
             mounts=resolved.mounts,
             image=agent_image(self),
             cancel=self.cancel,  # the backend stops the turn within seconds of a cancel
+            next_n=next_n,  # the backend may prepare the next turn while this one runs
         )
         turn_wall_start = time.time()
         if self.human is not None:  # the person ends the turn in the browser, or the budget does
@@ -416,14 +421,16 @@ class AttemptRun:
             _rollback_journal(self.paths.final_db)
             if self.model is not None:
                 self.usage = self.model.finish()  # the key revoked, the ledger drained
-            for name in reversed(sandbox.services()):
-                sandbox.stop_service(name)
-            sandbox.copy_workspace(self.paths.workspace)
-            self.hashes = Hashes(
-                final_db=file_sha256(self.paths.final_db),
-                canonical_db=_canonical(self.paths.final_db),
-                workspace=workspace_sha256(self.paths.workspace),
-            )
+            # The services stop beside the copy-out and the hashes (nothing uses them after the
+            # snapshot; the workspace is not theirs); the phase ends when both are done.
+            stopping = Beside("stop-services", lambda: [sandbox.stop_service(name) for name in reversed(sandbox.services())])
+            try:
+                sandbox.copy_workspace(self.paths.workspace)
+                hashes = Hashes(final_db=file_sha256(self.paths.final_db), canonical_db=_canonical(self.paths.final_db),
+                                workspace=workspace_sha256(self.paths.workspace))
+            finally:
+                stopping.wait()  # a stop's failure first: it comes first in the phase's order
+            self.hashes = hashes
 
     def grade(self) -> None:
         """The grader on the host. Anything it raises is a bug of the task's checks (or of the

@@ -8,6 +8,9 @@ only these methods, in this order:
     → seed_workspace → run_turn × n (check_service after each) → stop_service
     → copy_workspace → close (always, also after any failure)
 
+with `prepare_turn` (the first turn's, beside the services' start; each next one through
+`TurnLaunch.next_n`, beside the turn before) and the services' stops run beside the copy-out.
+
 Services are declarations (`orchestrator.backends.services.ServiceSpec`): the backend starts,
 checks, post-mortems and stops any of them by name with the same methods. Everything HTTP
 (clock, flush, snapshot, audit) goes through the URLs `start_service` returns, so a backend only
@@ -25,7 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.admission import Held, StartSlots
-from orchestrator.backends.services import ServiceEndpoints, ServiceSpec, ServiceSpecError, probe_health
+from orchestrator.backends.services import (
+    HealthCheck,
+    ServiceEndpoints,
+    ServiceSpec,
+    ServiceSpecError,
+    probe_health,
+)
 from orchestrator.errors import PostMortem, ServiceUnhealthy
 from orchestrator.integrity import ServiceDeath
 from orchestrator.logs import get_logger
@@ -34,6 +43,9 @@ from orchestrator.paths import AttemptPaths
 log = get_logger(__name__)
 _PREPARE_LOCK = threading.Lock()
 _PROGRESS_EVERY_S = 2.0  # how often a health wait samples the service's progress counters
+# CPU time that counts as progress: an idle container's creeps by ~30 us a second (its init, the
+# kernel's accounting), so a hung start never looked stalled and waited out the whole cap.
+_MIN_CPU_PROGRESS_S = 0.005
 _ALIVE_EVERY_S = 0.5  # how often it asks whether the service still runs (its probes: every 0.05-0.1 s)
 
 
@@ -73,6 +85,9 @@ class TurnLaunch:
     # Set by the caller to cut the turn short (a campaign stopping): the backend stops the turn
     # within seconds instead of waiting out its budget (orchestrator/cancel_watch.py).
     cancel: threading.Event | None = None
+    # The number of the turn that follows this one in the same sandbox, if any: the backend may
+    # make what that turn needs (`Sandbox.prepare_turn`) while this one runs.
+    next_n: int | None = None
 
 
 @dataclass
@@ -86,6 +101,52 @@ class TurnRun:
     start_overhead_s: float = 0.0  # create + copy-in + start
     cleanup_s: float = 0.0  # copy-out + removal (docker: the removal runs on, beside the next step)
     detail: dict[str, Any] = field(default_factory=dict)
+
+
+def _moved(before: dict[str, float] | None, after: dict[str, float]) -> bool:
+    """Whether the progress counters moved: a counter grew (CPU seconds by more than
+    _MIN_CPU_PROGRESS_S), or one appeared."""
+    if before is None:
+        return True
+    for key, value in after.items():
+        old = before.get(key)
+        if old is None or value - old > (_MIN_CPU_PROGRESS_S if key.endswith("cpu_s") else 0.0):
+            return True
+    return False
+
+
+class _HealthWait:
+    """The clock of one health wait: progress samples, the no-progress window, the cap."""
+
+    def __init__(self, sandbox: Sandbox, name: str, check: HealthCheck, error: type[ServiceUnhealthy]) -> None:
+        self.sandbox, self.name, self.check, self.error = sandbox, name, check, error
+        self.t0 = self.last_progress_at = time.monotonic()
+        self.progress = sandbox.service_progress(name)
+        self.slice_s = min(_PROGRESS_EVERY_S, check.timeout_s / 4)  # several samples inside a stall window
+        self.next_sample = self.t0 + self.slice_s
+        self.problem: str | None = "not probed"
+
+    def waited_s(self) -> float:
+        return time.monotonic() - self.t0
+
+    def sample_progress(self) -> None:
+        """Note whether the service's counters moved since the last sample."""
+        now = time.monotonic()
+        sample = self.sandbox.service_progress(self.name)
+        if sample is not None and _moved(self.progress, sample):
+            self.last_progress_at, self.progress = now, sample
+        self.next_sample = now + self.slice_s
+
+    def give_up_if_stalled(self, problem: str | None) -> None:
+        """Raise the wait's error after `timeout_s` without progress, or at the `max_wait_s` cap."""
+        now = time.monotonic()
+        stalled_s, waited_s = now - self.last_progress_at, now - self.t0
+        if stalled_s >= self.check.timeout_s or waited_s >= self.check.max_wait_s:
+            why = (f"no progress for {stalled_s:.0f}s" if stalled_s >= self.check.timeout_s
+                   else f"still starting at the {self.check.max_wait_s:g}s cap")
+            seen = "progress not observable" if self.progress is None else f"last seen: {_fmt(self.progress)}"
+            raise self.error(f"service {self.name!r} not healthy after {waited_s:.0f}s ({why}; {seen}): {problem}",
+                             post_mortems=self.sandbox._pm(self.name))
 
 
 class Sandbox(abc.ABC):
@@ -162,6 +223,14 @@ class Sandbox(abc.ABC):
         backend cannot tell. Never raises."""
         return None
 
+    def service_ready(self, name: str) -> threading.Event | None:
+        """An event set once the service printed its ready line or its output ended (it exited,
+        or the stream broke), for a service that declares `ready_line` and has not yet been found
+        healthy; None when the backend has no such signal (its health wait probes until the
+        check passes). A backend whose `start_service` already waits for the ready line (local)
+        needs none."""
+        return None
+
     @abc.abstractmethod
     def _start_service(self, spec: ServiceSpec) -> ServiceEndpoints:
         """Backend part of `start_service` (the name is new here)."""
@@ -218,39 +287,39 @@ class Sandbox(abc.ABC):
             if not self.service_running(name):
                 self._raise_dead(name, error)
             return
-        t0 = time.monotonic()
-        last_progress_at, progress = t0, self.service_progress(name)
-        every_s = min(_PROGRESS_EVERY_S, check.timeout_s / 4)  # several samples inside a stall window
-        next_sample = t0 + every_s
-        problem: str | None = "not probed"
-        next_alive_check = t0
+        wait = _HealthWait(self, name, check, error)
+        ready = self.service_ready(name)
+        if ready is not None:
+            # The ready line (read from the service's output stream: one long request, no probe
+            # loop) or the output's end wakes this up; meanwhile only progress is sampled.
+            while not ready.wait(wait.slice_s):
+                wait.sample_progress()
+                wait.give_up_if_stalled("no ready line yet")
+            if not self.service_running(name):
+                self._raise_dead(name, error, waited_s=wait.waited_s(), last_problem="its output ended")
+            # Ready means listening; healthy means answering. Usually the first probe passes;
+            # when it does not (or the stream ended without the line), the probes go on below.
+            wait.problem = probe_health(endpoints, check)
+            if wait.problem is None:
+                return
+        next_alive_check = time.monotonic()
         while True:
             now = time.monotonic()
             # Whether it still runs is an engine inspect on docker (CPU of the engine and of this
             # process beside the service's own start): asked every _ALIVE_EVERY_S, not every poll.
             if now >= next_alive_check:
                 if not self.service_running(name):
-                    self._raise_dead(name, error, waited_s=now - t0, last_problem=problem)
+                    self._raise_dead(name, error, waited_s=wait.waited_s(), last_problem=wait.problem)
                 next_alive_check = now + _ALIVE_EVERY_S
-            problem = probe_health(endpoints, check)
-            if problem is None:
+            wait.problem = probe_health(endpoints, check)
+            if wait.problem is None:
                 return
-            now = time.monotonic()
-            if now >= next_sample:
-                sample = self.service_progress(name)
-                if sample is not None and sample != progress:
-                    last_progress_at, progress = now, sample
-                next_sample = now + every_s
-            stalled_s, waited_s = now - last_progress_at, now - t0
-            if stalled_s >= check.timeout_s or waited_s >= check.max_wait_s:
-                why = (f"no progress for {stalled_s:.0f}s" if stalled_s >= check.timeout_s
-                       else f"still starting at the {check.max_wait_s:g}s cap")
-                seen = "progress not observable" if progress is None else f"last seen: {_fmt(progress)}"
-                raise error(f"service {name!r} not healthy after {waited_s:.0f}s ({why}; {seen}): {problem}",
-                            post_mortems=self._pm(name))
+            if time.monotonic() >= wait.next_sample:
+                wait.sample_progress()
+            wait.give_up_if_stalled(wait.problem)
             # Every poll that comes after the service got ready is added to the start: the probes
             # are cheap (one reused client, a refused connect), so they stay frequent.
-            time.sleep(0.05 if waited_s < 2 else 0.1)
+            time.sleep(0.05 if wait.waited_s() < 2 else 0.1)
 
     def service_death(self, name: str, *, since: float) -> ServiceDeath | None:
         """How a service that is no longer running ended, from facts the agent cannot write
@@ -279,6 +348,12 @@ class Sandbox(abc.ABC):
     @abc.abstractmethod
     def seed_workspace(self, handbook_dir: Path) -> None:
         """Copy `handbook_dir` to `<workspace>/handbook`, owned by the agent. Raises `EngineError`."""
+
+    def prepare_turn(self, n: int) -> None:  # noqa: B027 — optional hook: only docker makes anything ahead
+        """Turn `n` comes next in this sandbox: the backend may start making, in the background,
+        what that turn needs and that depends on its number only (docker: its quota volume and
+        keeper). `run_turn` waits for it (and raises what making it raised); `close` removes
+        what no turn used. Never raises."""
 
     @abc.abstractmethod
     def run_turn(self, turn: TurnLaunch) -> TurnRun:

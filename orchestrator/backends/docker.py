@@ -21,6 +21,7 @@ networks with fixed addresses, filled through the archive API (so secrets never 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -38,10 +39,8 @@ from orchestrator.admission import start_slots
 from orchestrator.archives import Entry, build_tar, safe_extract, stream_file, tree_entries
 from orchestrator.backends.base import AttemptContext, Backend, Sandbox, TurnLaunch, TurnRun
 from orchestrator.backends.docker_containers import (
-    CANCEL_GRACE_S,
     NO_IPV6,
     PYTHON,
-    TURN_ENTRYPOINT,
     EventRecorder,
     InThread,
     LogFollower,
@@ -56,9 +55,9 @@ from orchestrator.backends.docker_containers import (
 )
 from orchestrator.backends.docker_firewall import BRIDGE_NAME_OPTION, HostFirewall, remove_networks
 from orchestrator.backends.docker_limits import limit_client, process_limiter
+from orchestrator.backends.docker_turns import DockerTurns
 from orchestrator.backends.reaper import reap
 from orchestrator.backends.services import ServiceEndpoints, ServiceSpec, ServiceSpecError
-from orchestrator.cancel_watch import CancelWatch
 from orchestrator.config import RuntimeConfig
 from orchestrator.errors import ContainerStartError, EngineError, InfraError, Phase, PostMortem
 from orchestrator.integrity import ServiceDeath
@@ -83,6 +82,7 @@ class DockerBackend(Backend):
         self.topology = load_topology()
         self.pool = SubnetPool(config.subnet_range, config.subnet_prefix)
         self._has_init: bool | None = None
+        self._service_cgroup_parent: str | None = config.service_cgroup_parent
         self.erp_image: str | None = config.images.erp
         self.agent_image: str | None = config.images.agent
 
@@ -98,6 +98,19 @@ class DockerBackend(Backend):
             except docker.errors.DockerException:
                 self._has_init = False
         return self._has_init
+
+    @property
+    def service_cgroup_parent(self) -> str | None:
+        """The cgroup parent of service containers (`RuntimeConfig.service_cgroup_parent`,
+        "auto" resolved from the engine's cgroup version and driver once)."""
+        if self._service_cgroup_parent == "auto":
+            try:
+                info = self.client.info()
+                v1_cgroupfs = str(info.get("CgroupVersion")) == "1" and info.get("CgroupDriver") == "cgroupfs"
+            except docker.errors.DockerException:
+                v1_cgroupfs = False
+            self._service_cgroup_parent = "/" if v1_cgroupfs else None
+        return self._service_cgroup_parent
 
     def prepare(self) -> None:
         """Reap objects left by dead orchestrators; resolve (build if missing) and check the images."""
@@ -134,7 +147,8 @@ class DockerBackend(Backend):
         return image
 
     def describe(self) -> dict[str, Any]:
-        info: dict[str, Any] = {"backend": self.name, "isolation": self.isolation, "init": self.has_init}
+        info: dict[str, Any] = {"backend": self.name, "isolation": self.isolation, "init": self.has_init,
+                                "service_cgroup_parent": self.service_cgroup_parent}
         try:
             info["engine"] = self.client.version().get("Version")
             info["images"] = {
@@ -207,9 +221,10 @@ class DockerSandbox(Sandbox):
         self.volumes: dict[str, Any] = {}
         self.containers: dict[str, Any] = {}  # role -> container (each service by name, netns, helper, turn-<n>)
         self._followers: list[LogFollower] = []
+        self._ready: dict[str, threading.Event] = {}  # service -> its follower's ready signal
         self._recorders: dict[str, EventRecorder] = {}
         self._agent_side: InThread | None = None  # the workspace keeper + netns holder, starting
-        self._removals: list[InThread] = []  # finished turns' containers and volume, going away
+        self.turns = DockerTurns(self)  # the turns' containers and volumes, made ahead, removed beside
         self.addresses: dict[str, dict[str, str]] = {}  # service -> network role -> IPv4
         self.admission = start_slots(self.config)  # host-wide: service starts queue here
 
@@ -309,6 +324,7 @@ class DockerSandbox(Sandbox):
                 networking_config={nets[first].name: self.client.api.create_endpoint_config(
                     ipv4_address=addresses[first], aliases=list(spec.aliases) if first == "attempt" and spec.aliases else None)},
                 ports=spec.port_bindings(),  # host loopback only, and only what the spec publishes
+                cgroup_parent=self.backend.service_cgroup_parent,  # weighs one host process (config.py)
                 **hardening(spec.limits or cfg.erp_limits, user, init=self.backend.has_init),
             )
             self.containers[spec.name] = container
@@ -324,9 +340,16 @@ class DockerSandbox(Sandbox):
         except docker.errors.DockerException as exc:
             pm = [post_mortem_of(container)] if container is not None else []
             raise ContainerStartError(f"{spec.name} container: {exc}", phase=Phase.SERVICES, post_mortems=pm) from exc
-        self._followers.append(follower := LogFollower(container, self.ctx.paths.service_log(spec.log_name)))
+        follower = LogFollower(container, self.ctx.paths.service_log(spec.log_name), watch_ready=spec.ready_line)
+        self._followers.append(follower)
+        if spec.ready_line:
+            self._ready[spec.name] = follower.ready
         follower.start()
         return ServiceEndpoints(spec.name, urls)
+
+    def service_ready(self, name: str) -> threading.Event | None:
+        """Set by the service's log follower at its ready line or the end of its output."""
+        return self._ready.get(name)
 
     def service_running(self, name: str) -> bool:
         container = self.containers.get(name)
@@ -427,98 +450,11 @@ class DockerSandbox(Sandbox):
 
     # -- turns ---------------------------------------------------------------------------------
 
+    def prepare_turn(self, n: int) -> None:
+        self.turns.prepare(n)
+
     def run_turn(self, turn: TurnLaunch) -> TurnRun:
-        cfg, cp = self.config, self.config.container_paths
-        uid, gid = uid_gid(cfg.agent_user)
-        role = f"turn-{turn.n}"
-        t0 = time.monotonic()
-        netns = self.agent_namespace()
-        container = None
-        volume = None
-        try:
-            volume = self.client.volumes.create(f"{self.prefix}-{role}", labels=self.labels("turn"), driver="local",
-                                                driver_opts=tmpfs_volume_options(cfg.turn_volume_bytes, uid=0, gid=0))
-            self.volumes[role] = volume
-            # The quota volume lives while mounted: its keeper holds it from the files copied in
-            # to the copy-out after the turn (volume_quota.py).
-            self.containers[f"{role}-keeper"] = start_keeper(
-                self.client, self.backend.agent_image, name=f"{self.prefix}-t{turn.n}-keeper",
-                labels=self.labels("helper"), volume=volume.name, target=cp.turn_dir, user=cfg.agent_user,
-                init=self.backend.has_init, start=start_container)
-            binds: dict[str, dict[str, str]] = {
-                self.volumes["workspace"].name: {"bind": cp.workspace, "mode": "rw"},
-                volume.name: {"bind": cp.turn_dir, "mode": "rw"},
-            }
-            for m in turn.mounts:
-                binds[str(m.source)] = {"bind": m.target, "mode": "ro"}
-            env = dict(turn.env)
-            env.update({"HOME": cp.home, "WORKSPACE": cp.workspace, "TMPDIR": cp.tmp})
-            container = self.client.containers.create(
-                turn.image or self.backend.agent_image,
-                entrypoint=TURN_ENTRYPOINT,
-                command=["--turn-dir", cp.turn_dir],
-                name=f"{self.prefix}-t{turn.n}",
-                labels=self.labels("agent"),
-                environment=env,
-                working_dir=cp.workspace,
-                volumes=binds,
-                tmpfs={
-                    cp.home: f"rw,nosuid,nodev,size={cfg.tmpfs_size},uid={uid},gid={gid},mode=0700",
-                    cp.tmp: f"rw,nosuid,nodev,size={cfg.tmpfs_size},mode=1777",
-                },
-                network_mode=f"container:{netns.id}",
-                **hardening(cfg.agent_limits, cfg.agent_user, init=self.backend.has_init),
-            )
-            self.containers[role] = container
-            files = [Entry(name, data, 0, 0, 0o644) for name, data in sorted(turn.files.items())]
-            files.append(Entry("out", None, uid, gid, 0o755))
-            container.put_archive(cp.turn_dir, build_tar(files))
-            start_container(container)
-        except docker.errors.DockerException as exc:
-            pms = [post_mortem_of(container)] if container is not None else []
-            raise ContainerStartError(f"agent container of turn {turn.n}: {exc}", phase=Phase.TURN, post_mortems=pms) from exc
-        started = time.monotonic()
-        follower = LogFollower(container, turn.log_path)  # the turn's output reaches the host live
-        follower.start()
-        timed_out = False
-        try:
-            # A cancel (a campaign stopping) stops the turn at once instead of at its budget:
-            # SIGTERM to docker-init, SIGKILL after a short grace; the wait then returns.
-            with CancelWatch(turn.cancel, lambda: container.stop(timeout=CANCEL_GRACE_S)):
-                container.wait(timeout=turn.budget_s + cfg.turn_hard_grace_s)
-        except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
-            timed_out = True
-        except docker.errors.DockerException as exc:
-            raise engine_error(f"wait for turn {turn.n}", Phase.TURN)(exc) from exc
-        if timed_out:
-            try:
-                # SIGTERM to docker-init (forwarded to the turn), SIGKILL of everything after the grace.
-                container.stop(timeout=max(1, int(cfg.kill_grace_s)))
-            except docker.errors.DockerException as exc:
-                raise engine_error(f"kill turn {turn.n}", Phase.TURN)(exc) from exc
-        duration = time.monotonic() - started
-        t_end = time.monotonic()
-        pm = post_mortem_of(container, tail=200)
-        follower.join(timeout=10)  # the log stream ends with the container
-        try:
-            stream, _ = container.get_archive(cp.turn_dir + "/.")
-            skipped = safe_extract(stream_file(stream), turn.host_turn_dir, strip=0, max_bytes=512 * 2**20)
-        except (docker.errors.DockerException, requests.exceptions.RequestException, ValueError) as exc:
-            raise engine_error(f"copy out turn {turn.n}", Phase.TURN)(exc) from exc
-        # The turn is over (its container exited, its folder is out): the removals run beside
-        # what comes next; close() waits for them.
-        self._removals.append(InThread(f"{self.prefix}-t{turn.n}-removal", lambda: [
-            p for p in (self._remove_container(role), self._remove_container(f"{role}-keeper"), self._remove_volume(role)) if p],
-            Phase.TURN))
-        return TurnRun(
-            exit_code=pm.exit_code,
-            timed_out=timed_out,
-            duration_s=duration,
-            oom_killed=bool(pm.oom_killed),
-            start_overhead_s=started - t0,
-            cleanup_s=time.monotonic() - t_end,
-            detail={"container": container.name, "skipped": skipped} if skipped else {"container": container.name},
-        )
+        return self.turns.run(turn)
 
     # -- teardown ------------------------------------------------------------------------------
 
@@ -557,7 +493,7 @@ class DockerSandbox(Sandbox):
         # not teardown's (the attempt failed before it needed it): logged; what it made goes below.
         if self._agent_side is not None and (p := self._agent_side.settle()):
             log.warning("agent side of %s never used: %s", self.prefix, p)
-        problems += [p for r in self._removals for p in ([r.settle()] + (r.result or [])) if p]
+        problems += self.turns.settle()
         with ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"{self.prefix}-rm") as pool:  # each a round trip
             problems += [p for p in pool.map(self._remove_container, list(self.containers)) if p]
         for f in self._followers:

@@ -3,6 +3,7 @@ post-mortem of a (possibly dead) container, the thread that follows a container'
 engine work run in a thread beside the attempt's next step (`InThread`)."""
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -184,11 +185,38 @@ def post_mortem_of(container: Any, tail: int = 60) -> PostMortem:
 
 
 class LogFollower(threading.Thread):
-    """Appends a container's log stream to a host file until the container stops."""
+    """Appends a container's log stream to a host file until the container stops.
 
-    def __init__(self, container: Any, path: Path):
+    With `watch_ready`, `ready` is set once the output holds a ready line (a JSON object with
+    `"event": "ready"`, services.py) or the stream ended (the container exited, or the engine
+    closed the stream): a service's health wait sleeps on it instead of probing (base.py). The
+    engine's json-file log driver cuts the output into lines per stream and sends each as one
+    frame, so a line is never split by the other stream's output."""
+
+    def __init__(self, container: Any, path: Path, *, watch_ready: bool = False):
         super().__init__(name=f"logs-{container.name}", daemon=True)
         self.container, self.path = container, path
+        self.ready = threading.Event()
+        self.saw_ready_line = False
+        self._watch = watch_ready
+        self._partial = b""
+
+    def _scan(self, chunk: bytes) -> None:
+        """Look for the ready line in what came so far (whole lines only)."""
+        *lines, self._partial = (self._partial + chunk).split(b"\n")
+        if len(self._partial) > 65536:  # a line that long is no ready line: stop carrying it
+            self._partial = b""
+        for line in lines:
+            if b'"ready"' not in line:
+                continue
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(msg, dict) and msg.get("event") == "ready":
+                self.saw_ready_line, self._watch = True, False
+                self.ready.set()
+                return
 
     def run(self) -> None:
         try:
@@ -196,8 +224,12 @@ class LogFollower(threading.Thread):
                 for chunk in self.container.logs(stream=True, follow=True, stdout=True, stderr=True):
                     fh.write(chunk)
                     fh.flush()
+                    if self._watch:
+                        self._scan(chunk)
         except Exception as exc:  # noqa: BLE001 — the container went away; logs are best effort
             log.debug("log follower %s ended: %s", self.container.name, exc)
+        finally:
+            self.ready.set()  # the output ended: whoever waits looks at the container itself
 
 
 class EventRecorder(threading.Thread):
