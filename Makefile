@@ -8,6 +8,9 @@ STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-12)
 .PHONY: venv images campaign lint test test-heavy validate clean-engine
 
 venv: $(STAMP)
+	@# The environment sets PYTHONDONTWRITEBYTECODE: without this every generator subprocess and
+	@# every host-side ERP compiled the repo again. Incremental: only changed files are compiled.
+	$(BIN)/python -m compileall -q erp_service agent_sandbox orchestrator tasks networks model_gateway erp_web erp_mcp >/dev/null
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q -e '.[test,ray]'
