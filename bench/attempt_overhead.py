@@ -223,6 +223,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  volume create+remove                {b['volume']:.3f} s")
     print(f"  (docker run --rm via the CLI        {b['cli_run_rm']:.3f} s)")
 
+    # Where the ERP's container sits decides its CPU share on a busy host (config.py service_cgroup_parent).
+    print(f"  (service containers' cgroup parent: {getattr(dock.backend, 'service_cgroup_parent', None)!r}; "
+          f"the bare containers': the engine's default)")
+
     created = {k: int(_median([c[k] for c in dock.created])) for k in KINDS}
     price = {"containers": b["container"], "networks": b["network"], "volumes": b["volume"]}
     floor = sum(created[k] * price[k] for k in KINDS)
