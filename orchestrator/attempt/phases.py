@@ -14,7 +14,7 @@ import contextlib
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from orchestrator.errors import AttemptError, Phase
@@ -100,27 +100,3 @@ def deferred_interrupts() -> Iterator[list[int]]:
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
-
-
-class Beside:
-    """Work of a phase run in a thread beside the phase's next step (e.g. the services stopping
-    while the workspace is copied out); `wait()` blocks until it is done and raises what it
-    raised, in the caller's thread."""
-
-    def __init__(self, name: str, work: Callable[[], object]) -> None:
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(work,), name=name, daemon=True)
-        self._thread.start()
-
-    def _run(self, work: Callable[[], object]) -> None:
-        try:
-            work()
-        except BaseException as exc:  # noqa: BLE001 — handed to whoever waits
-            self._error = exc
-
-    def wait(self) -> None:
-        """Block until the work is done; raise its exception (once)."""
-        self._thread.join()
-        exc, self._error = self._error, None
-        if exc is not None:
-            raise exc

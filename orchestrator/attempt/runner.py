@@ -32,7 +32,7 @@ from pydantic import ValidationError
 from agent_sandbox.prompt import render_prompt
 from erp_service.canonical import canonical_hash
 from orchestrator.attempt.human_turns import HumanTurns, open_human
-from orchestrator.attempt.phases import Beside, PhaseClock, deferred_interrupts, phase_of
+from orchestrator.attempt.phases import PhaseClock, deferred_interrupts, phase_of
 from orchestrator.attempt.records import (
     AttemptRecord,
     AttemptSpec,
@@ -65,6 +65,7 @@ from orchestrator.errors import (
 )
 from orchestrator.grading import grade_attempt
 from orchestrator.hashing import file_sha256, workspace_sha256
+from orchestrator.in_thread import InThread
 from orchestrator.integrity import AgentCausedError, ServiceDeath, TurnState, memory_note
 from orchestrator.logs import AttemptLog, get_logger
 from orchestrator.model_run import ModelRun, agent_image, open_for_attempt
@@ -423,7 +424,7 @@ class AttemptRun:
                 self.usage = self.model.finish()  # the key revoked, the ledger drained
             # The services stop beside the copy-out and the hashes (nothing uses them after the
             # snapshot; the workspace is not theirs); the phase ends when both are done.
-            stopping = Beside("stop-services", lambda: [sandbox.stop_service(name) for name in reversed(sandbox.services())])
+            stopping = InThread("stop-services", lambda: [sandbox.stop_service(name) for name in reversed(sandbox.services())])
             try:
                 sandbox.copy_workspace(self.paths.workspace)
                 hashes = Hashes(final_db=file_sha256(self.paths.final_db), canonical_db=_canonical(self.paths.final_db),

@@ -42,7 +42,6 @@ from orchestrator.backends.docker_containers import (
     NO_IPV6,
     PYTHON,
     EventRecorder,
-    InThread,
     LogFollower,
     engine_error,
     hardening,
@@ -60,6 +59,7 @@ from orchestrator.backends.reaper import reap
 from orchestrator.backends.services import ServiceEndpoints, ServiceSpec, ServiceSpecError
 from orchestrator.config import RuntimeConfig
 from orchestrator.errors import ContainerStartError, EngineError, InfraError, Phase, PostMortem
+from orchestrator.in_thread import InThread
 from orchestrator.integrity import ServiceDeath
 from orchestrator.volume_quota import start_keeper, tmpfs_volume_options
 

@@ -1,6 +1,6 @@
 """Container helpers of the docker backend: paths and options every container shares, the
-post-mortem of a (possibly dead) container, the thread that follows a container's log, and
-engine work run in a thread beside the attempt's next step (`InThread`)."""
+post-mortem of a (possibly dead) container, the thread that follows a container's log.
+(Engine work run beside the attempt's next step is `orchestrator.in_thread.InThread`.)"""
 from __future__ import annotations
 
 import json
@@ -293,46 +293,3 @@ def hardening(limits: Any, user: str, *, init: bool) -> dict[str, Any]:
         init=init,
         ipc_mode="private",
     )
-
-
-class InThread:
-    """Engine work started in a thread now and waited for where its result is first needed
-    (e.g. the agent side's containers, started while the ERP starts; a turn's removals, done
-    while the next step runs).
-
-    `wait()` re-raises what the work raised, tagged with `phase` (the phase the work belongs
-    to, so the attempt's record names it rather than the phase that happened to wait); a second
-    `wait()` raises nothing. `result` is what the work returned."""
-
-    def __init__(self, name: str, work: Callable[[], Any], phase: Phase) -> None:
-        self.phase = phase
-        self.result: Any = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(work,), name=name, daemon=True)
-        self._thread.start()
-
-    def _run(self, work: Callable[[], Any]) -> None:
-        try:
-            self.result = work()
-        except BaseException as exc:  # noqa: BLE001 — handed to whoever waits
-            self._error = exc
-
-    def wait(self) -> None:
-        """Block until the work is done; raise its exception (once)."""
-        self._thread.join()
-        exc, self._error = self._error, None
-        if exc is not None:
-            if getattr(exc, "attempt_phase", None) is None:
-                try:
-                    exc.attempt_phase = self.phase  # type: ignore[attr-defined]
-                except (AttributeError, TypeError):
-                    pass
-            raise exc
-
-    def settle(self) -> str | None:
-        """Block until the work is done; what it raised as text (teardown reports, never raises)."""
-        try:
-            self.wait()
-        except Exception as exc:  # noqa: BLE001 — teardown goes on
-            return f"{self._thread.name}: {type(exc).__name__}: {exc}"
-        return None

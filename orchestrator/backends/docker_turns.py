@@ -23,7 +23,6 @@ from orchestrator.backends.base import TurnLaunch, TurnRun
 from orchestrator.backends.docker_containers import (
     CANCEL_GRACE_S,
     TURN_ENTRYPOINT,
-    InThread,
     LogFollower,
     engine_error,
     hardening,
@@ -33,6 +32,7 @@ from orchestrator.backends.docker_containers import (
 )
 from orchestrator.cancel_watch import CancelWatch
 from orchestrator.errors import ContainerStartError, Phase
+from orchestrator.in_thread import InThread
 from orchestrator.logs import get_logger
 from orchestrator.volume_quota import start_keeper, tmpfs_volume_options
 

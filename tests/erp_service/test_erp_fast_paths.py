@@ -9,8 +9,6 @@ erp_service/http/inline_routes.py):
 """
 from __future__ import annotations
 
-import json
-import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -19,6 +17,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from scenario_copy import scenario_copy
 from sqlalchemy import Boolean, Column, Integer, MetaData, Numeric, String, Table, bindparam, func, select
 
 from erp_service.domains.payables import ap_invoices
@@ -33,15 +32,8 @@ from erp_service.kernel.tx import Tx, _dicts
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory) -> Iterator[tuple[Database, dict[str, Any]]]:
     """A copy of the payment-run scenario (seed 0) and its metadata."""
-    from orchestrator.scenarios import ensure_scenario
-    scen = ensure_scenario("payment-run", 0, reference=False)
-    path = Path(tmp_path_factory.mktemp("fast-paths")) / "scenario.db"
-    shutil.copy(scen.dir / "scenario.db", path)
-    db = Database(path)
-    try:
-        yield db, json.loads((scen.dir / "scenario.json").read_text())
-    finally:
-        db.close()
+    with scenario_copy(Path(tmp_path_factory.mktemp("fast-paths"))) as opened:
+        yield opened
 
 
 _md = MetaData()

@@ -8,14 +8,13 @@ today (issue 20 item 4); a change that adds a statement to every request fails h
 """
 from __future__ import annotations
 
-import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from scenario_copy import scenario_copy
 from sqlalchemy import Column, Float, Integer, MetaData, String, Table, func, select, update
 
 from erp_service.domains.comms import messages
@@ -40,15 +39,8 @@ WRITE_STATEMENTS = 19
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory) -> Iterator[tuple[Database, dict[str, Any]]]:
     """A copy of the payment-run scenario (seed 0) and its metadata (agent user and token)."""
-    from orchestrator.scenarios import ensure_scenario
-    scen = ensure_scenario("payment-run", 0, reference=False)
-    path = Path(tmp_path_factory.mktemp("request-path")) / "scenario.db"
-    shutil.copy(scen.dir / "scenario.db", path)
-    db = Database(path)
-    try:
-        yield db, json.loads((scen.dir / "scenario.json").read_text())
-    finally:
-        db.close()
+    with scenario_copy(Path(tmp_path_factory.mktemp("request-path"))) as opened:
+        yield opened
 
 
 def _traced(db: Database) -> list[str]:
