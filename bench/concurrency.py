@@ -102,6 +102,7 @@ def run_level(level: int, task: str, systems: Path, runs_root: Path, scenarios, 
     from orchestrator.campaign.limits import EngineLimits
     from orchestrator.campaign.scheduler import Scheduler
     from orchestrator.cells import Cell
+    from orchestrator.commands.stop_signals import install_stop_signals
     from orchestrator.config import RuntimeConfig
 
     label = f"bench-conc{level}-{int(time.time())}"
@@ -121,7 +122,12 @@ def run_level(level: int, task: str, systems: Path, runs_root: Path, scenarios, 
     memory.start()
     load.start()
     t0_wall, t0 = time.time(), time.monotonic()
-    sched.run(plan)
+    # Ctrl-C / SIGTERM: the attempts in flight cancel and tear down (as in `orchestrate campaign`).
+    restore = install_stop_signals(sched.stop, lambda m: print(m, flush=True))
+    try:
+        sched.run(plan)
+    finally:
+        restore()
     wall = time.monotonic() - t0
     memory.stop()
     load.stop()
