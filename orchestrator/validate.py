@@ -455,7 +455,7 @@ def run_validation(tasks: list[str], seeds: list[int], *, strict: bool, faults: 
     rep = validate(tasks, seeds, strict=strict, faults=faults, runner=runner,
                    progress=lambda m: print(f"… {m}", flush=True), concurrency=concurrency,
                    stopped=runner.cancel.is_set)
-    rep.interrupted = rep.interrupted or runner.cancel.is_set()
+    rep.interrupted = runner.cancel.is_set()  # also a stop during the last condition
     if rep.problems or keep or runs_root or rep.interrupted:
         rep.notes.append(f"attempt records: {root / label}")
     else:

@@ -350,10 +350,10 @@ class Secrets:
         if isinstance(value, dict):
             out: dict[str, Any] = {}
             for k, v in value.items():
-                key = self.text(k)
+                key = base = self.text(k)
                 n = 2
                 while key in out:  # two keys redacted alike stay two entries
-                    key, n = f"{self.text(k)} ({n})", n + 1
+                    key, n = f"{base} ({n})", n + 1
                 out[key] = self.value(v)
             return out
         return value
