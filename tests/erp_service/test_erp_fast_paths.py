@@ -142,10 +142,10 @@ def test_the_literal_prefix_turns_away_no_path_the_route_matches(tmp_path: Path)
 
     from starlette.routing import Match
 
-    from erp_service.http.lazy_routes import LazyRoute
+    from erp_service.http.lazy_routes import lazy_routes
     from erp_service.setup import CompanyBuilder
     app = create_app(CompanyBuilder.create(tmp_path / "erp.db", business_date="2026-01-05", name="Prefix Co.").db)
-    lazy = [r for r in app.router.routes if isinstance(r, LazyRoute)]
+    lazy = lazy_routes(app.router.routes)
     assert len(lazy) > 100
     for route in lazy:
         path = re.sub(r"\{[^}]+\}", "7", route.path)   # every parameter filled in (ints fit any convertor)
@@ -153,3 +153,40 @@ def test_the_literal_prefix_turns_away_no_path_the_route_matches(tmp_path: Path)
         scope = {"type": "http", "path": path, "root_path": "", "method": method}
         assert route.matches(scope)[0] == Match.FULL, route.path
         assert route.matches({**scope, "path": "/zz" + path})[0] == Match.NONE
+
+
+def test_the_route_group_picks_what_a_scan_of_every_route_picks(tmp_path: Path) -> None:
+    """`LazyRouteGroup` tries only the routes under the path's first segment: for every route's
+    path (each method, also unknown ones), one with a slash added and paths no route has, it
+    chooses the route a one-by-one scan of all routes chooses (first full match, else the first
+    partial one), with the same match."""
+    import re
+
+    from starlette.routing import Match
+
+    from erp_service.http.lazy_routes import LazyRouteGroup
+    from erp_service.setup import CompanyBuilder
+    app = create_app(CompanyBuilder.create(tmp_path / "erp.db", business_date="2026-01-05", name="Group Co.").db)
+    (group,) = [r for r in app.router.routes if isinstance(r, LazyRouteGroup)]
+
+    def scan(scope: dict) -> tuple[Match, object]:
+        partial = None
+        for route in group.routes:
+            match, _ = route.matches(scope)
+            if match == Match.FULL:
+                return match, route
+            if match == Match.PARTIAL and partial is None:
+                partial = (match, route)
+        return partial or (Match.NONE, None)
+
+    paths = {re.sub(r"\{[^}]+\}", "7", r.path) for r in group.routes}
+    paths |= {p + "/" for p in paths} | {"/", "/nope", "/nope/7", "/ap-invoices/7/nope", "//x", ""}
+    seen = {Match.FULL: 0, Match.PARTIAL: 0, Match.NONE: 0}
+    for path in sorted(paths):
+        for method in ("GET", "POST", "PUT", "PATCH", "DELETE"):
+            scope = {"type": "http", "path": path, "root_path": "", "method": method}
+            match, child = group.matches(scope)
+            expected = scan(scope)
+            assert (match, child.get("pb.lazy_route")) == expected, (method, path)
+            seen[match] += 1
+    assert all(seen.values()), seen   # each kind of answer was met

@@ -18,7 +18,7 @@ from repo_paths import REPO_ROOT
 
 from erp_service.domains import ROUTERS
 from erp_service.http.app import create_app
-from erp_service.http.lazy_routes import LazyRoute
+from erp_service.http.lazy_routes import LazyRoute, LazyRouteGroup, lazy_routes
 from erp_service.setup import CompanyBuilder
 
 #: Counts the APIRoutes built while importing what a scenario generator imports.
@@ -55,7 +55,7 @@ def _app(tmp_path: Path):
 
 def test_app_builds_a_route_at_its_first_request_only(tmp_path: Path) -> None:
     app = _app(tmp_path)
-    lazy = [r for r in app.router.routes if isinstance(r, LazyRoute)]
+    lazy = lazy_routes(app.router.routes)
     assert len(lazy) == sum(len(r.specs) for r in ROUTERS)
     assert not any(r._route is not None for r in lazy)
     with TestClient(app) as client:
@@ -72,6 +72,8 @@ def _effective_routes(app) -> list[APIRoute]:
     for route in app.router.routes:
         if hasattr(route, "effective_candidates"):
             out += route.effective_candidates()
+        elif isinstance(route, LazyRouteGroup):
+            out += [r.built() for r in route.routes]
         elif isinstance(route, LazyRoute):
             out.append(route.built())
     return out
@@ -90,7 +92,7 @@ def test_lazy_app_equals_fastapis_eager_include(tmp_path: Path) -> None:
     lazy_app = _app(tmp_path)
     eager_app = create_app(lazy_app.state.db)
     # The same declarations, built at once and included the way FastAPI does it.
-    eager_app.router.routes[:] = [r for r in eager_app.router.routes if not isinstance(r, LazyRoute)]
+    eager_app.router.routes[:] = [r for r in eager_app.router.routes if not isinstance(r, LazyRouteGroup)]
     for domain in ROUTERS:
         plain = APIRouter(tags=list(domain.tags))
         for spec in domain.specs:
