@@ -23,6 +23,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -134,13 +135,23 @@ def run_level(level: int, task: str, systems: Path, runs_root: Path, scenarios, 
     windows = turn_windows(runs_root, label)
     first_turn = sorted(s - t0_wall for s, _ in windows.values())
     queued = []
+    # Outcomes from the results: an attempt cancelled by a stop (Ctrl-C) is an infra error whose
+    # error kind is "interrupted"; it is counted apart, and every other failure's cause is kept.
+    interrupted, causes = 0, Counter[str]()
     for result in (runs_root / label).glob("*/seed-*/rep-*/result.json"):
-        queued.append(float(json.loads(result.read_text()).get("timings", {}).get("services_queued_s", 0.0)))
+        record = json.loads(result.read_text())
+        queued.append(float(record.get("timings", {}).get("services_queued_s", 0.0)))
+        error = record.get("error") or {}
+        if error.get("kind") == "interrupted":
+            interrupted += 1
+        elif record.get("outcome") != "graded":
+            causes[f"{record.get('outcome')} in {error.get('phase')}: {str(error.get('message'))[:160]}"] += 1
     mem = sorted(memory.per_attempt_simultaneous().values())
     return {
         "level": level, "attempts": len(finished), "start_slots": config.start_slots,
         "graded": sum(1 for e in finished if e.outcome == "graded"),
-        "infra_errors": sum(1 for e in finished if e.outcome == "infra_error"),
+        "infra_errors": sum(1 for e in finished if e.outcome == "infra_error") - interrupted,
+        "interrupted": interrupted, "causes": dict(causes.most_common()),
         "wall_s": wall,
         "first_turn_med_s": statistics.median(first_turn) if first_turn else None,
         "first_turn_max_s": first_turn[-1] if first_turn else None,
@@ -183,22 +194,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{level} slow-agent attempts at concurrency {level} ...", flush=True)
         rows.append(run_level(level, args.task, systems, tmp / "runs", scenarios, client))
         r = rows[-1]
-        print(f"  {r['graded']}/{r['attempts']} graded, {r['infra_errors']} infra errors, {r['wall_s']:.0f}s, "
-              f"{r['in_turns_at_once']} in their turns at once", flush=True)
+        print(f"  {r['graded']}/{r['attempts']} graded, {r['infra_errors']} infra errors, "
+              f"{r['interrupted']} interrupted, {r['wall_s']:.0f}s, {r['in_turns_at_once']} in their turns at once",
+              flush=True)
+        for cause, n in r["causes"].items():
+            print(f"    {n} x {cause}", flush=True)
+        if r["interrupted"]:
+            break   # stopped: no further level
 
     print()
     print(f"slow agent ({args.reads} reads, {args.sleep:g}s sleep, {args.reads} reads; per turn), {args.task}, docker, "
           f"{os.cpu_count()} cores, start slots {rows[0]['start_slots'] if rows else '-'}")
-    print(f"{'level':>5} {'done':>5} {'infra':>5} {'wall s':>7} {'1st turn med/max s':>18} {'in turns':>8} "
+    print(f"{'level':>5} {'done':>5} {'infra':>5} {'intr':>4} {'wall s':>7} {'1st turn med/max s':>18} {'in turns':>8} "
           f"{'queued med s':>12} {'mem/att MiB med/max':>19} {'load peak':>9}")
     for r in rows:
-        print(f"{r['level']:>5} {r['attempts']:>5} {r['infra_errors']:>5} {r['wall_s']:>7.0f} "
+        print(f"{r['level']:>5} {r['attempts']:>5} {r['infra_errors']:>5} {r['interrupted']:>4} {r['wall_s']:>7.0f} "
               f"{_f(r['first_turn_med_s']) + '/' + _f(r['first_turn_max_s']):>18} {r['in_turns_at_once']:>8} "
               f"{_f(r['queued_med_s'], '.1f'):>12} {_f(r['mem_med_mib']) + '/' + _f(r['mem_max_mib']):>19} "
               f"{r['load_peak']:>9.1f}")
     print("mem/att: per role the largest cgroup peak, summed (ERP, keepers and one agent turn resident together)")
-    if args.keep:
-        print(f"runs kept in {tmp}")
+    if args.keep or any(r["causes"] for r in rows):
+        print(f"runs kept in {tmp}" + ("" if args.keep else " (an attempt was not graded)"))
     else:
         import shutil
 
