@@ -36,9 +36,9 @@ SAME_BYTES = [
                                               "total": 1, "offset": 0, "limit": 50}},
     {"text": "Zoë – ☃ 𝄞 \u2028 \x7f", "ctl": "a\nb\tc\r\x00\x1f\"\\/"},
     {"date": dt.date(2026, 10, 8), "when": dt.datetime(2026, 10, 8, 9, 30, 1, 5),
-     "aware": dt.datetime(2026, 10, 8, 9, 30, tzinfo=dt.timezone.utc), "time": dt.time(9, 30)},
+     "aware": dt.datetime(2026, 10, 8, 9, 30, tzinfo=dt.UTC), "time": dt.time(9, 30)},
     {"amount": Decimal("1234.50"), "point": Point(3), "colour": Colour.RED, "level": Level.HIGH},
-    {1: "int key", True: "bool key", None: "none key"},
+    {2: "int key", True: "bool key", None: "none key", 1.5: "float key"},
     [1, -2, 2**63 - 1, -(2**63), [[[]]], {}, ""],
     {"nested": [{"a": [{"b": [1, 2, {"c": None}]}]}]},
 ]
