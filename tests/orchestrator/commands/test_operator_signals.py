@@ -168,7 +168,14 @@ def test_one_sigint_during_a_long_turn_ends_orchestrate_attempt(tmp_path: Path):
         time.sleep(3)
         t0 = time.monotonic()
         os.kill(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        try:
+            _, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            # Seen once on a clean clone: keep what it printed and logged, to tell where it hung.
+            os.killpg(proc.pid, signal.SIGKILL)
+            _, err = proc.communicate()
+            logs = "".join(p.read_text()[-3000:] for p in runs.glob("*/*/seed-*/rep-*/logs/runtime.jsonl"))
+            pytest.fail(f"no exit 60 s after SIGINT\nstderr: {err.decode()[-3000:]}\nruntime log: {logs}")
         took = time.monotonic() - t0
     finally:
         if proc.poll() is None:
