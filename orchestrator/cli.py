@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 import traceback
 
@@ -62,6 +63,11 @@ def main(argv: list[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    # A process started as a background job of a script (`orchestrate attempt ... &`) inherits
+    # SIGINT ignored, and Python then installs no KeyboardInterrupt handler: a SIGINT sent to stop
+    # it did nothing (the attempt ran on). SIGINT is this tool's documented stop, so it always is.
+    if argv is None and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         return int(args.func(args) or 0)
     except SystemExit:

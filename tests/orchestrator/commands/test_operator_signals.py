@@ -149,8 +149,15 @@ def test_a_cancel_reaches_a_blocking_wait_within_a_second():
     assert not watch.fired
 
 
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 @pytest.mark.slow
-def test_one_sigint_during_a_long_turn_ends_orchestrate_attempt(tmp_path: Path):
+@pytest.mark.parametrize("inherited", ["default", "ignored"])
+def test_one_sigint_during_a_long_turn_ends_orchestrate_attempt(tmp_path: Path, inherited: str):
+    """Also when started with SIGINT ignored, as a script's background job is (`... &`): the
+    command reinstates it (a clean-clone run started that way hung here)."""
     if reason := _ready():
         pytest.skip(reason)
     systems, _ = _sleeper(tmp_path)
@@ -159,7 +166,7 @@ def test_one_sigint_during_a_long_turn_ends_orchestrate_attempt(tmp_path: Path):
            "--backend", "local", "--systems", str(systems), "--timeout", "150", "--runs-root", str(runs)]
     env = {**os.environ, "PYTHONPATH": str(REPO), "PB_SCRATCH_ROOT": str(scratch)}
     proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_ignore_sigint if inherited == "ignored" else None)
     try:
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline and proc.poll() is None and not any(runs.glob("*/*/seed-*/rep-*/turns/1/prompt.txt")):
