@@ -93,13 +93,12 @@ def _attach(tx: Tx, message_id: str, attachments: list[tuple[str, bytes]]) -> No
                   size=len(content), sha256=hashlib.sha256(content).hexdigest(), content=bytes(content))
 
 
-# A message's view reads five things about it; each statement is built once with bound parameters
-# and runs on the driver (`Tx.one`/`Tx.all` with params): built per call, their expressions and
+# A message's view reads five things about it (the attachment count through `Tx.count`); the
+# other statements are built once with bound parameters and run on the driver
+# (`Tx.one`/`Tx.all` with params): built per call, their expressions and
 # cache keys were most of a sent message's time, and `GET /outbox` paid them for every row.
 _READ_MARK = select(message_reads.c.read_on).where(message_reads.c.message_id == bindparam("message_id"),
                                                    message_reads.c.user_id == bindparam("user_id"))
-_ATTACHMENT_COUNT = select(func.count()).select_from(message_attachments).where(
-    message_attachments.c.message_id == bindparam("message_id"))
 _ATTACHMENTS = (select(message_attachments.c.n, message_attachments.c.filename, message_attachments.c.content_type,
                        message_attachments.c.size, message_attachments.c.sha256)
                 .where(message_attachments.c.message_id == bindparam("message_id"))
@@ -125,8 +124,7 @@ def message_view(tx: Tx, row: dict[str, Any], *, full: bool) -> dict[str, Any]:
     """A message as the API shows it; `full` adds body, attachments, dispositions and thread."""
     key = {"message_id": row["id"]}
     read = tx.one(_READ_MARK, {**key, "user_id": tx.actor.user_id})
-    count = tx.one(_ATTACHMENT_COUNT, key)
-    out = _brief_view(row, read is not None, int(next(iter(count.values())) if count else 0))
+    out = _brief_view(row, read is not None, tx.count(message_attachments, message_id=row["id"]))
     if full:
         out["body"] = row["body"]
         out["attachments"] = _attachment_list(tx, row["id"])
