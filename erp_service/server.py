@@ -24,10 +24,30 @@ from .world import WorldError, load_world
 
 
 class _Server(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self._wake = asyncio.Event()
+
     # Signals are handled once for both listeners in `serve`.
     @contextlib.contextmanager
     def capture_signals(self):
         yield
+
+    def request_exit(self) -> None:
+        """Stop serving (from the event loop: a signal handler or a request)."""
+        self.should_exit = True
+        self._wake.set()
+
+    async def main_loop(self) -> None:
+        # uvicorn's own loop wakes ten times a second to look at `should_exit`. An ERP waits
+        # idle while its agent waits for a model, and one host runs dozens of them with two
+        # servers each: this one wakes once a second (the Date header's resolution) or at
+        # once when asked to stop.
+        counter = 0
+        while not await self.on_tick(counter):
+            counter += 10  # a multiple of 10: every tick refreshes the Date header
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), 1.0)
 
 
 def parse_bind(text: str) -> tuple[str, int]:
@@ -93,7 +113,7 @@ def serve(opts: ServeOptions) -> int:
 
     def stop() -> None:
         for s in servers:
-            s.should_exit = True
+            s.request_exit()
 
     control_app = create_control_app(db, world, opts.control_token, fault_log, stop)
     # What the start made (modules, models, routes) lives as long as the process: out of the

@@ -121,7 +121,8 @@ class RuntimeConfig(BaseModel):
     turn_hard_grace_s: float = 15.0
     kill_grace_s: float = 2.0  # at the hard deadline: SIGTERM, then SIGKILL after this
     stop_timeout_s: float = 10.0  # ERP shutdown before kill
-    stream_interval_s: float = 0.5  # audit/faults polling period
+    stream_interval_s: float = 0.5  # audit/faults polling period while items arrive
+    stream_idle_max_s: float = 5.0  # ... backing off to this while a poll finds nothing
     did_not_start_s: float = 5.0  # exit 126/127 this early: the harness never started
 
     @field_validator("subnet_range")

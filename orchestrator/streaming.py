@@ -1,8 +1,12 @@
 """Stream audit events and fault records to the attempt folder while the attempt runs.
 
 A background thread polls `GET /control/audit?after=ID` and `GET /control/faults?after=SEQ`
-every `interval_s` and appends new items as JSON lines to `audit.jsonl` / `faults.jsonl` on the
-host (never anywhere the agent can read). Container logs are followed by the backend itself
+and appends new items as JSON lines to `audit.jsonl` / `faults.jsonl` on the host (never
+anywhere the agent can read). It polls every `interval_s` while items arrive and backs off,
+doubling the period up to `idle_max_s`, while a pull finds nothing: an agent waiting for its
+model leaves its ERP idle for long stretches, and at dozens of attempts per host the idle polls
+(two requests per attempt every half second, each waking the ERP and this process) cost more
+CPU than the attempts' own work. Container logs are followed by the backend itself
 (`logs/erp.log`). `drain()` does a last complete pull, after the final flush.
 
 Streaming is best effort while the attempt runs (a failed poll is retried at the next tick and
@@ -25,11 +29,15 @@ log = logging.getLogger(__name__)
 class ControlStreamer:
     """Tails /control/audit and /control/faults into JSON-lines files."""
 
-    def __init__(self, control: ControlClient, audit_path: Path, faults_path: Path, *, interval_s: float = 0.5):
+    def __init__(self, control: ControlClient, audit_path: Path, faults_path: Path, *, interval_s: float = 0.5,
+                 idle_max_s: float = 5.0):
         self.control = control
         self.audit_path = audit_path
         self.faults_path = faults_path
         self.interval_s = interval_s
+        self.idle_max_s = max(interval_s, idle_max_s)
+        self.period_s = interval_s  # the current polling period (backs off while idle)
+        self.polls = 0
         self.audit_last = 0
         self.faults_last = 0
         self.poll_errors = 0
@@ -46,16 +54,21 @@ class ControlStreamer:
         self._thread.start()
 
     def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
+        while not self._stop.wait(self.period_s):
             try:
-                self.pull(phase=Phase.TURN)
+                found = self.pull(phase=Phase.TURN)
             except Exception as exc:  # noqa: BLE001 — retried at the next tick; drain() is strict
                 self.poll_errors += 1
                 log.debug("stream poll failed: %s", exc)
+                found = 0
+            self.period_s = self.interval_s if found else min(self.idle_max_s, self.period_s * 2)
 
-    def pull(self, *, phase: Phase) -> None:
-        """Fetch everything new once (audit pages until exhausted, then faults)."""
+    def pull(self, *, phase: Phase) -> int:
+        """Fetch everything new once (audit pages until exhausted, then faults); returns how
+        many items were new."""
         with self._lock:
+            self.polls += 1
+            before = self.audit_count + self.faults_count
             while True:
                 page = self.control.audit(self.audit_last, 1000, phase=phase)
                 items = page.get("items") or []
@@ -76,6 +89,7 @@ class ControlStreamer:
                         fh.write(json.dumps(item, sort_keys=True, separators=(",", ":")) + "\n")
                 self.faults_count += len(faults)
                 self.faults_last = max(int(f.get("seq", 0)) for f in faults)
+            return self.audit_count + self.faults_count - before
 
     def stop(self) -> None:
         self._stop.set()

@@ -287,7 +287,8 @@ class AttemptRun:
             sandbox.wait_service_healthy(ERP, error=ErpUnhealthy)
             self.control = ControlClient(self.erp.control_url, token, timeout_s=self.config.control_timeout_s)
             self.streamer = ControlStreamer(
-                self.control, self.paths.audit_jsonl, self.paths.faults_jsonl, interval_s=self.config.stream_interval_s
+                self.control, self.paths.audit_jsonl, self.paths.faults_jsonl,
+                interval_s=self.config.stream_interval_s, idle_max_s=self.config.stream_idle_max_s,
             )
             self.streamer.start()
             sandbox.seed_workspace(Path(self.scenario.handbook_dir))
