@@ -18,6 +18,8 @@ from typing import Any
 
 import httpx
 
+from orchestrator.poll_backoff import PollBackoff
+
 log = logging.getLogger(__name__)
 
 FORWARDED = ("ok", "upstream_status", "upstream_error")
@@ -69,10 +71,10 @@ class GatewayControl:
 class LedgerStreamer:
     """Tails `/control/ledger` into a JSON-lines file on the host; keeps the rows in memory."""
 
-    def __init__(self, control: GatewayControl, path: Path, *, interval_s: float = 0.5) -> None:
+    def __init__(self, control: GatewayControl, path: Path, *, interval_s: float = 0.5, idle_max_s: float = 5.0) -> None:
         self.control = control
         self.path = path
-        self.interval_s = interval_s
+        self.backoff = PollBackoff(interval_s, idle_max_s)
         self.rows: list[dict[str, Any]] = []
         self.poll_errors = 0
         self._lock = threading.Lock()
@@ -85,12 +87,14 @@ class LedgerStreamer:
         self._thread.start()
 
     def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
+        while not self._stop.wait(self.backoff.period_s):
             try:
-                self.pull()
+                found = self.pull()
             except GatewayUnavailable as exc:  # retried at the next tick; drain() is strict
                 self.poll_errors += 1
                 log.debug("ledger poll failed: %s", exc)
+                found = 0
+            self.backoff.after(found)
 
     def pull(self) -> int:
         """Fetch every new row once; returns how many were new."""

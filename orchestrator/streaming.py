@@ -2,11 +2,8 @@
 
 A background thread polls `GET /control/audit?after=ID` and `GET /control/faults?after=SEQ`
 and appends new items as JSON lines to `audit.jsonl` / `faults.jsonl` on the host (never
-anywhere the agent can read). It polls every `interval_s` while items arrive and backs off,
-doubling the period up to `idle_max_s`, while a pull finds nothing: an agent waiting for its
-model leaves its ERP idle for long stretches, and at dozens of attempts per host the idle polls
-(two requests per attempt every half second, each waking the ERP and this process) cost more
-CPU than the attempts' own work. Container logs are followed by the backend itself
+anywhere the agent can read): every `interval_s` while items arrive, backing off to `idle_max_s`
+while a pull finds nothing (poll_backoff.py). Container logs are followed by the backend itself
 (`logs/erp.log`). `drain()` does a last complete pull, after the final flush.
 
 Streaming is best effort while the attempt runs (a failed poll is retried at the next tick and
@@ -22,6 +19,7 @@ from pathlib import Path
 
 from orchestrator.control_client import ControlClient
 from orchestrator.errors import Phase
+from orchestrator.poll_backoff import PollBackoff
 
 log = logging.getLogger(__name__)
 
@@ -34,9 +32,7 @@ class ControlStreamer:
         self.control = control
         self.audit_path = audit_path
         self.faults_path = faults_path
-        self.interval_s = interval_s
-        self.idle_max_s = max(interval_s, idle_max_s)
-        self.period_s = interval_s  # the current polling period (backs off while idle)
+        self.backoff = PollBackoff(interval_s, idle_max_s)
         self.polls = 0
         self.audit_last = 0
         self.faults_last = 0
@@ -54,14 +50,14 @@ class ControlStreamer:
         self._thread.start()
 
     def _run(self) -> None:
-        while not self._stop.wait(self.period_s):
+        while not self._stop.wait(self.backoff.period_s):
             try:
                 found = self.pull(phase=Phase.TURN)
             except Exception as exc:  # noqa: BLE001 — retried at the next tick; drain() is strict
                 self.poll_errors += 1
                 log.debug("stream poll failed: %s", exc)
                 found = 0
-            self.period_s = self.interval_s if found else min(self.idle_max_s, self.period_s * 2)
+            self.backoff.after(found)
 
     def pull(self, *, phase: Phase) -> int:
         """Fetch everything new once (audit pages until exhausted, then faults); returns how

@@ -43,7 +43,7 @@ def test_the_streamer_backs_off_while_idle_and_catches_up_on_new_events(tmp_path
         try:
             # Idle: the period doubles up to the cap, so polls thin out (a fixed 0.05 s period
             # would poll about 30 times in 1.5 s).
-            _wait_for(lambda: streamer.period_s == 0.4)
+            _wait_for(lambda: streamer.backoff.period_s == 0.4)
             before = streamer.polls
             time.sleep(1.5)
             idle_polls = streamer.polls - before
@@ -55,7 +55,7 @@ def test_the_streamer_backs_off_while_idle_and_catches_up_on_new_events(tmp_path
             for _ in range(3):
                 assert agent.get("/whoami").status_code == 200
             _wait_for(lambda: streamer.audit_count >= 3)
-            _wait_for(lambda: streamer.period_s < 0.4, timeout_s=2.0)  # back off again from 0.05 s
+            _wait_for(lambda: streamer.backoff.period_s < 0.4, timeout_s=2.0)  # back off again from 0.05 s
             agent.close()
         finally:
             streamer.drain()
@@ -66,3 +66,16 @@ def test_the_streamer_backs_off_while_idle_and_catches_up_on_new_events(tmp_path
         control.close()
     finally:
         sandbox.close()
+
+
+def test_poll_backoff_doubles_to_its_cap_and_resets_on_items():
+    import pytest
+
+    from orchestrator.poll_backoff import PollBackoff
+
+    b = PollBackoff(0.5, 5.0)
+    assert [b.after(0) for _ in range(5)] == [1.0, 2.0, 4.0, 5.0, 5.0]
+    assert b.after(3) == 0.5 and b.after(0) == 1.0
+    assert PollBackoff(2.0, 1.0).after(0) == 2.0  # a cap below the interval is the interval
+    with pytest.raises(ValueError):
+        PollBackoff(0, 1.0)
