@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
+from agent_sandbox.http_transport import Answer, Headers, HttpTransport, Request, Transport, TransportError
 
 DEFAULT_TIMEOUT_S = 120.0
 # Statuses that mean "the request may not have reached the application, or its answer was lost";
@@ -68,7 +68,7 @@ class ErpResponse:
     """One HTTP answer, decoded as far as its content type allows."""
 
     status: int
-    headers: httpx.Headers
+    headers: Headers
     content: bytes
     body: Any  # parsed JSON, or None for non-JSON content
 
@@ -157,7 +157,8 @@ class ErpClient:
     """A client of the agent API with one user's token.
 
     `max_attempts` bounds the sends of one call (1 = no retry). Retries wait `backoff_s`,
-    doubling each time. See the module docstring for which calls are retried.
+    doubling each time. See the module docstring for which calls are retried. Requests go over
+    HTTP (`HttpTransport`) unless another `transport` is given (MCP: mcp_client.py).
     """
 
     def __init__(
@@ -168,7 +169,7 @@ class ErpClient:
         *,
         max_attempts: int = 4,
         backoff_s: float = 0.25,
-        transport: httpx.BaseTransport | None = None,
+        transport: Transport | None = None,
     ) -> None:
         if not url:
             raise ValueError("ERP url is empty")
@@ -180,16 +181,13 @@ class ErpClient:
         self.max_attempts = max_attempts
         self.backoff_s = backoff_s
         self.stats = RequestStats()
-        headers = {"Accept": "application/json", "User-Agent": "bb-erp-agent-client"}
-        self._http = httpx.Client(
-            base_url=self.url, headers=headers, timeout=httpx.Timeout(timeout), transport=transport
-        )
+        self._transport = transport if transport is not None else HttpTransport(self.url)
 
     # -- lifecycle -------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the connection pool."""
-        self._http.close()
+        """Close the connection (or the transport's session)."""
+        self._transport.close()
 
     def __enter__(self) -> ErpClient:
         return self
@@ -221,7 +219,7 @@ class ErpClient:
         """
         method = method.upper()
         path = normalize_path(path)
-        headers: dict[str, str] = {}
+        headers = {"Accept": "application/json", "User-Agent": "bb-erp-agent-client"}
         if key is not None:
             headers["Idempotency-Key"] = key
         if auth and self.token:
@@ -232,7 +230,8 @@ class ErpClient:
             # Body bytes are fixed once, so a retry re-sends exactly the same body as the first try.
             content = json.dumps(json_body if json_body is not None else {}, separators=(",", ":")).encode()
             headers["Content-Type"] = "application/json"
-        query = clean_params(params)
+        query = [(k, x) for k, v in (clean_params(params) or {}).items() for x in (v if isinstance(v, list) else [v])]
+        sent = Request(method, path, query, headers, content)
         attempts = self.max_attempts if retry and self._may_retry(method, key) else 1
         delay = self.backoff_s
         last_exc: ErpUnreachable | None = None
@@ -244,12 +243,9 @@ class ErpClient:
             self.stats.requests += 1
             self.stats.by_method[method] = self.stats.by_method.get(method, 0) + 1
             try:
-                raw = self._http.request(method, path, params=query, content=content, headers=headers)
-            except httpx.TimeoutException as exc:
-                last_exc = ErpUnreachable(self.url, f"no answer within {self.timeout:g} s ({type(exc).__name__})", timed_out=True)
-                continue
-            except httpx.TransportError as exc:
-                last_exc = ErpUnreachable(self.url, describe_transport_error(exc))
+                raw = self._transport.send(sent, self.timeout)
+            except TransportError as exc:
+                last_exc = ErpUnreachable(self.url, exc.reason, timed_out=exc.timed_out)
                 continue
             answer = decode_response(raw)
             if answer.status in RETRYABLE_STATUSES and attempt < attempts:
@@ -389,22 +385,13 @@ def clean_params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return out
 
 
-def decode_response(raw: httpx.Response) -> ErpResponse:
-    """Wrap an httpx response, parsing JSON bodies (problem+json included)."""
+def decode_response(raw: Answer) -> ErpResponse:
+    """Wrap an answer, parsing JSON bodies (problem+json included)."""
     ctype = raw.headers.get("content-type", "").split(";")[0].strip().lower()
     body: Any = None
     if ctype == "application/json" or ctype.endswith("+json"):
         try:
-            body = raw.json()
+            body = json.loads(raw.content)
         except ValueError:
             body = None
-    return ErpResponse(status=raw.status_code, headers=raw.headers, content=raw.content, body=body)
-
-
-def describe_transport_error(exc: httpx.TransportError) -> str:
-    """A short human reason for a transport failure."""
-    if isinstance(exc, httpx.ConnectError):
-        return f"cannot connect ({exc})" if str(exc) else "cannot connect"
-    if isinstance(exc, httpx.RemoteProtocolError):
-        return f"connection dropped before an answer ({exc})"
-    return f"{type(exc).__name__}: {exc}"
+    return ErpResponse(status=raw.status, headers=raw.headers, content=raw.content, body=body)

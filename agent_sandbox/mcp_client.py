@@ -2,8 +2,8 @@
 
 `McpSession` is a real MCP client (the MCP SDK's `ClientSession` over streamable HTTP) with the
 agent's token as its bearer, driven from synchronous code through a private event loop thread.
-`McpTransport` is an `httpx` transport that sends each agent API request as the matching tool
-call instead: the tool is found by the HTTP twin each tool names in its `_meta.http` (method,
+`McpTransport` is a client transport (http_transport.py) that sends each agent API request as
+the matching tool call instead: the tool is found by the HTTP twin each tool names in its `_meta.http` (method,
 path template, where each argument goes), so `ErpClient(url, token, transport=McpTransport(...))`
 and every policy written against `ErpClient` run unchanged through MCP. A tool error carries the
 problem document as its text; it comes back as the HTTP answer it stands for (status, problem).
@@ -19,15 +19,15 @@ from collections.abc import Coroutine
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, TypeVar
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
-import httpx
 import httpx2
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, PaginatedRequestParams, TextContent, Tool
 
 from agent_sandbox.client import ErpClient
+from agent_sandbox.http_transport import Answer, Headers, Request, Transport, TransportError
 
 T = TypeVar("T")
 DEFAULT_TIMEOUT_S = 120.0
@@ -114,7 +114,7 @@ class McpSession:
 
 def _where(url: str) -> str:
     """What the server's name resolves to, for an error message."""
-    host = httpx.URL(url).host
+    host = urlsplit(url).hostname or url
     try:
         return f"{host} is {sorted({a[4][0] for a in socket.getaddrinfo(host, None)})}"
     except OSError as exc:
@@ -199,8 +199,8 @@ def _coerce(text: str, kind: str) -> Any:
     return text
 
 
-class McpTransport(httpx.BaseTransport):
-    """An `httpx` transport that sends agent API requests as MCP tool calls (module docstring)."""
+class McpTransport(Transport):
+    """A client transport that sends agent API requests as MCP tool calls (module docstring)."""
 
     def __init__(self, session: McpSession) -> None:
         self.session = session
@@ -216,7 +216,7 @@ class McpTransport(httpx.BaseTransport):
                     return route, {k: unquote(v) for k, v in m.groupdict().items()}
         return None
 
-    def arguments(self, route: ToolRoute, request: httpx.Request, path_values: dict[str, str]) -> dict[str, Any]:
+    def arguments(self, route: ToolRoute, request: Request, path_values: dict[str, str]) -> dict[str, Any]:
         """The tool arguments standing for `request`."""
         args: dict[str, Any] = {}
         for arg, spec in route.arguments.items():
@@ -224,14 +224,14 @@ class McpTransport(httpx.BaseTransport):
                 key = re.sub(r"[^0-9A-Za-z_]", "_", spec.get("name", arg))
                 if key in path_values:
                     args[arg] = path_values[key]
-        for name, value in request.url.params.multi_items():
+        for name, value in request.query:
             arg = route.argument_for("query", name) or str(name)
             args[arg] = _coerce(value, route.types.get(arg, ""))
         for header, text in request.headers.items():
             found = route.argument_for("header", header)
             if found is not None:
                 args[found] = text
-        content = request.read()
+        content = request.content
         if content:
             body = json.loads(content)
             body_args = [a for a, s in route.arguments.items() if s.get("in") == "body"]
@@ -241,19 +241,19 @@ class McpTransport(httpx.BaseTransport):
                 args[body_args[0]] = body
         return args
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        method, path = request.method.upper(), request.url.path
+    def send(self, request: Request, timeout_s: float) -> Answer:
+        method, path = request.method.upper(), request.path
         found = self.find(method, path)
         if found is None:
             missing = {"type": "https://bb-erp.dev/errors/no_route", "title": "no_route", "status": 404, "code": "no_route",
                        "detail": f"No MCP tool stands for {method} {path}."}
-            return _answer(404, missing, request, problem=True)
+            return _answer(404, missing, problem=True)
         route, path_values = found
         self.calls += 1
         try:
             result = self.session.call_tool(route.name, self.arguments(route, request, path_values))
         except Exception as exc:
-            raise httpx.TransportError(f"MCP tool {route.name} failed: {type(exc).__name__}: {exc}", request=request) from exc
+            raise TransportError(f"MCP tool {route.name} failed: {type(exc).__name__}: {exc}") from exc
         if result.is_error:
             problem: Any
             try:
@@ -263,26 +263,26 @@ class McpTransport(httpx.BaseTransport):
             if not isinstance(problem, dict) or not isinstance(problem.get("status"), int):
                 # A tool error that is no ERP answer (bad arguments caught by the MCP layer).
                 problem = {"status": 422, "code": "invalid", "title": "invalid", "detail": result_text(result)[:1000]}
-            return _answer(int(problem["status"]), problem, request, problem=True)
-        return _answer(201 if method == "POST" else 200, result_json(result), request)
+            return _answer(int(problem["status"]), problem, problem=True)
+        return _answer(201 if method == "POST" else 200, result_json(result))
 
     def close(self) -> None:
         self.session.close()
 
 
-def _answer(status: int, body: Any, request: httpx.Request, *, problem: bool = False) -> httpx.Response:
+def _answer(status: int, body: Any, *, problem: bool = False) -> Answer:
     kind = "application/problem+json" if problem else "application/json"
     headers = {"content-type": kind}
     if isinstance(body, dict) and body.get("business_date"):
         headers["x-business-date"] = str(body["business_date"])
-    return httpx.Response(status, headers=headers, content=json.dumps(body).encode(), request=request)
+    return Answer(status, Headers(headers), json.dumps(body).encode())
 
 
 def mcp_erp_client(erp_url: str, mcp_url: str, token: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> ErpClient:
     """An `ErpClient` whose every request is an MCP tool call on `mcp_url` (`/mcp` added when
     the URL has no path), with the agent's token; closing it ends the MCP session."""
     url = mcp_url.rstrip("/")
-    if httpx.URL(url).path in ("", "/"):
+    if urlsplit(url).path in ("", "/"):
         url += "/mcp"
     transport = McpTransport(McpSession(url, token, timeout_s=timeout_s))
     return ErpClient(erp_url, token, timeout=timeout_s, transport=transport)
