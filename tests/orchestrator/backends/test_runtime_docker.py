@@ -9,6 +9,7 @@ import threading
 import time
 import uuid
 
+import docker.errors
 import pytest
 from repo_paths import SUPPORT_DIR
 from runtime_support import TEST_CAMPAIGN, docker_client, fake_scenario, resolve_images
@@ -235,8 +236,12 @@ def test_two_concurrent_attempts_share_nothing(runtime, tmp_path, client):
 
     def watch():
         while not stop.is_set():
-            for c in client.containers.list(filters={"label": [f"pb.campaign={cfg.campaign}", "pb.role=erp"]}):
-                c.reload()
+            for c in client.containers.list(filters={"label": [f"pb.campaign={cfg.campaign}", "pb.role=erp"]},
+                                            ignore_removed=True):
+                try:
+                    c.reload()
+                except docker.errors.NotFound:  # removed between the listing and now: its attempt ended
+                    continue
                 seen.setdefault(c.labels["pb.attempt"], set()).update(c.attrs["NetworkSettings"]["Networks"])
             time.sleep(0.3)
 
