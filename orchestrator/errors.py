@@ -87,6 +87,13 @@ class ContainerStartError(InfraError):
     """A container could not be created or started."""
 
 
+class KeeperLost(InfraError):
+    """An idle container the attempt's files depend on (the workspace keeper, a turn's keeper:
+    volume_quota.py; the netns holder) is no longer running. A quota volume's files live only
+    while a container holds it mounted, so they are gone; the agent cannot reach these
+    containers, so this is never the agent's doing."""
+
+
 class ServiceUnhealthy(InfraError):
     """A service of the sandbox did not become healthy, died, or failed a call it should accept."""
 

@@ -361,7 +361,9 @@ class Sandbox(abc.ABC):
 
         Copies the turn dir (with out/) to `turn.host_turn_dir`. Agent failures (non-zero exit,
         timeout, OOM of the agent) are returned in `TurnRun`, never raised. Raises
-        `ContainerStartError` / `EngineError` when the turn could not be run at all.
+        `ContainerStartError` / `EngineError` when the turn could not be run at all, and
+        `KeeperLost` (docker) when a container holding the turn's files stopped before or during
+        it.
         """
 
     @abc.abstractmethod

@@ -31,7 +31,7 @@ from orchestrator.backends.docker_containers import (
     uid_gid,
 )
 from orchestrator.cancel_watch import CancelWatch
-from orchestrator.errors import ContainerStartError, Phase
+from orchestrator.errors import ContainerStartError, KeeperLost, Phase
 from orchestrator.in_thread import InThread
 from orchestrator.logs import get_logger
 from orchestrator.volume_quota import start_keeper, tmpfs_volume_options
@@ -85,6 +85,26 @@ class DockerTurns:
         self._prepared.clear()
         return [p for r in self.removals for p in ([r.settle()] + (r.result or [])) if p]
 
+    def require_keepers(self, n: int, when: str) -> None:
+        """Raise `KeeperLost` unless the workspace keeper, the netns holder and turn `n`'s keeper
+        all run. Checked before the turn starts and before its copy-out: without it, a keeper
+        that died would show as an empty workspace or a turn without output, and the agent
+        would be blamed for it."""
+        for role in ("helper", "netns", f"turn-{n}-keeper"):
+            container = self.sb.containers.get(role)
+            if container is None:
+                continue
+            try:
+                container.reload()
+                running = container.status == "running"
+            except docker.errors.NotFound:
+                running = False
+            except docker.errors.DockerException as exc:
+                raise engine_error(f"inspect the {role} container", Phase.TURN)(exc) from exc
+            if not running:
+                raise KeeperLost(f"the {role} container stopped {when} turn {n}: what it held is gone",
+                                 phase=Phase.TURN, post_mortems=[post_mortem_of(container)])
+
     def run(self, turn: TurnLaunch) -> TurnRun:
         """`Sandbox.run_turn` on docker."""
         sb, cfg, cp = self.sb, self.sb.config, self.sb.config.container_paths
@@ -95,6 +115,7 @@ class DockerTurns:
         container = None
         try:
             volume = self._turn_volume(turn.n)
+            self.require_keepers(turn.n, "before")
             binds: dict[str, dict[str, str]] = {
                 sb.volumes["workspace"].name: {"bind": cp.workspace, "mode": "rw"},
                 volume.name: {"bind": cp.turn_dir, "mode": "rw"},
@@ -152,6 +173,7 @@ class DockerTurns:
         t_end = time.monotonic()
         pm = post_mortem_of(container, tail=200)
         follower.join(timeout=10)  # the log stream ends with the container
+        self.require_keepers(turn.n, "during")
         try:
             stream, _ = container.get_archive(cp.turn_dir + "/.")
             skipped = safe_extract(stream_file(stream), turn.host_turn_dir, strip=0, max_bytes=512 * 2**20)

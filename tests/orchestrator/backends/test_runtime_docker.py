@@ -226,6 +226,39 @@ def test_sigterm_tears_everything_down(tmp_path, client, images):
     assert rec["outcome"] == "infra_error" and rec["error"]["kind"] == "interrupted"
 
 
+@pytest.mark.parametrize("victim", ["-helper", "-t2-keeper"])
+def test_a_keeper_lost_mid_attempt_is_infra_error(runtime, tmp_path, client, victim):
+    """The workspace keeper killed during turn 1, or turn 2's keeper (made beside turn 1):
+    the files they held are gone, and the attempt ends as the infrastructure's failure
+    instead of handing the agent an empty workspace or a turn without output."""
+    cfg, backend = runtime
+    killed: list[str] = []
+
+    def killer():
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not killed:
+            if client.containers.list(filters={"label": [f"pb.campaign={cfg.campaign}", "pb.role=agent"]}):
+                for c in client.containers.list(filters={"label": [f"pb.campaign={cfg.campaign}", "pb.role=helper"]},
+                                                ignore_removed=True):
+                    if c.name.endswith(victim):
+                        c.kill()
+                        killed.append(c.name)
+            time.sleep(0.2)
+
+    t = threading.Thread(target=killer, daemon=True)
+    t.start()
+    result = _run(cfg, backend, tmp_path, "neg:nap", turns=2)
+    t.join(5)
+    rec = result.record
+    assert killed, "the test never saw the keeper while turn 1 ran"
+    assert rec["outcome"] == "infra_error", rec
+    err = rec["error"]
+    assert err["phase"] == "turn" and err["exception"] == "KeeperLost", err
+    assert any(p["name"] == killed[0] for p in err["post_mortem"]), err["post_mortem"]
+    left = client.containers.list(all=True, filters={"label": f"pb.campaign={cfg.campaign}"})
+    assert not left, [c.name for c in left]
+
+
 def test_two_concurrent_attempts_share_nothing(runtime, tmp_path, client):
     """Two attempts at once on one backend (as a campaign runs them): distinct networks and
     volumes, both graded, nothing left."""
