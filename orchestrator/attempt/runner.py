@@ -58,6 +58,7 @@ from orchestrator.errors import (
     ErpUnhealthy,
     InfraError,
     Phase,
+    ServiceUnhealthy,
     TaskError,
     classify_exception,
     classify_turns,
@@ -72,7 +73,7 @@ from orchestrator.model_run import ModelRun, agent_image, open_for_attempt
 from orchestrator.mount_check import runtime_places
 from orchestrator.paths import AttemptPaths
 from orchestrator.services.erp import ERP, ErpEndpoints, ErpLaunch, erp_service
-from orchestrator.services.mcp import McpEndpoints, open_mcp
+from orchestrator.services.mcp import MCP, McpEndpoints, open_mcp
 from orchestrator.streaming import ControlStreamer
 
 log = get_logger(__name__)
@@ -349,14 +350,15 @@ class AttemptRun:
                                       str(turn.raw.get("from_name") or turn.raw.get("from_user") or ""), budget)
         else:
             run = sandbox.run_turn(launch)
-        # Facts the agent cannot write decide who caused what (orchestrator.integrity): the ERP's
-        # state and the engine's events, never the turn's own folders.
-        erp_death, erp_failure = None, None
-        try:
-            sandbox.check_service(ERP, error=ErpUnhealthy)
-        except ErpUnhealthy as exc:
-            erp_failure = exc
-            erp_death = sandbox.service_death(ERP, since=turn_wall_start)
+        # Facts the agent cannot write decide who caused what (orchestrator.integrity): the state
+        # of the services the agent talks to and the engine's events, never the turn's folders.
+        failures: dict[str, tuple[ServiceUnhealthy, ServiceDeath | None]] = {}
+        for name, error in ((ERP, ErpUnhealthy), *([(MCP, ServiceUnhealthy)] if self.mcp else [])):
+            try:
+                sandbox.check_service(name, error=error)
+            except ServiceUnhealthy as exc:
+                failures[name] = (exc, sandbox.service_death(name, since=turn_wall_start))
+        erp_death = failures[ERP][1] if ERP in failures else None
         out = paths.turn_dir(turn.n) / "out"
         usage = read_json_object(out / "usage.json")
         reported = read_json_object(out / "turn.json")
@@ -396,13 +398,12 @@ class AttemptRun:
         with open(paths.turns_jsonl, "a", encoding="utf-8") as fh:
             fh.write(record.dumps() + "\n")
         self.checkpoint()  # a turn cut short by a cancel ends the attempt here, not as the agent's failure
-        if erp_failure is not None:
-            # An ERP that died on its own during the turn died of the agent's requests (the only
-            # traffic on its agent API); one the engine killed or stopped is the infrastructure's.
-            if erp_death is not None and erp_death.agents_doing:
-                raise AgentCausedError(erp_death.reason(turn.n), phase=Phase.TURN,
-                                       post_mortems=erp_failure.post_mortems) from erp_failure
-            raise erp_failure
+        for failure, death in failures.values():
+            # A service that died on its own during the turn died of the agent's requests (the only
+            # traffic on its agent side); one the engine killed or stopped is the infrastructure's.
+            if death is not None and death.agents_doing:
+                raise AgentCausedError(death.reason(turn.n), phase=Phase.TURN, post_mortems=failure.post_mortems) from failure
+            raise failure
         if gateway_usage is not None:
             ModelRun.check_outage(gateway_usage, turn.n)  # the provider's failure is never the agent's
 
