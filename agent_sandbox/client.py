@@ -230,8 +230,7 @@ class ErpClient:
             # Body bytes are fixed once, so a retry re-sends exactly the same body as the first try.
             content = json.dumps(json_body if json_body is not None else {}, separators=(",", ":")).encode()
             headers["Content-Type"] = "application/json"
-        query = [(k, x) for k, v in (clean_params(params) or {}).items() for x in (v if isinstance(v, list) else [v])]
-        sent = Request(method, path, query, headers, content)
+        sent = Request(method, path, clean_params(params), headers, content)
         attempts = self.max_attempts if retry and self._may_retry(method, key) else 1
         delay = self.backoff_s
         last_exc: ErpUnreachable | None = None
@@ -368,20 +367,19 @@ def normalize_path(path: str) -> str:
     return path if path.startswith("/") else "/" + path
 
 
-def clean_params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """Query parameters as strings; None values dropped; booleans as `true`/`false`."""
-    if not params:
-        return None
-    out: dict[str, Any] = {}
-    for k, v in params.items():
+def clean_params(params: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """Query parameters as (name, text) pairs: None values dropped, booleans as `true`/`false`,
+    a list or tuple as one pair per item."""
+    out: list[tuple[str, str]] = []
+    for k, v in (params or {}).items():
         if v is None:
             continue
         if isinstance(v, bool):
-            out[k] = "true" if v else "false"
+            out.append((k, "true" if v else "false"))
         elif isinstance(v, (list, tuple)):
-            out[k] = [str(x) for x in v]
+            out += [(k, str(x)) for x in v]
         else:
-            out[k] = str(v)
+            out.append((k, str(v)))
     return out
 
 

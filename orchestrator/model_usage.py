@@ -87,14 +87,12 @@ class LedgerStreamer:
         self._thread.start()
 
     def _run(self) -> None:
-        while not self._stop.wait(self.backoff.period_s):
-            try:
-                found = self.pull()
-            except GatewayUnavailable as exc:  # retried at the next tick; drain() is strict
-                self.poll_errors += 1
-                log.debug("ledger poll failed: %s", exc)
-                found = 0
-            self.backoff.after(found)
+        # A failed poll is retried at the next tick; drain() is strict.
+        self.backoff.run(self._stop, self.pull, failed=(GatewayUnavailable,), on_failure=self._failed)
+
+    def _failed(self, exc: Exception) -> None:
+        self.poll_errors += 1
+        log.debug("ledger poll failed: %s", exc)
 
     def pull(self) -> int:
         """Fetch every new row once; returns how many were new."""

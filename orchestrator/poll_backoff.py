@@ -8,6 +8,9 @@ service and the orchestrator) cost more CPU than the attempts' own work.
 """
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+
 
 class PollBackoff:
     """`period_s` starts at `interval_s`; `after(found)` resets it when a poll found items and
@@ -24,3 +27,16 @@ class PollBackoff:
         """The period before the next poll, given how many new items this one found."""
         self.period_s = self.interval_s if found else min(self.idle_max_s, self.period_s * 2)
         return self.period_s
+
+    def run(self, stop: threading.Event, pull: Callable[[], int], *,
+            failed: tuple[type[Exception], ...], on_failure: Callable[[Exception], None]) -> None:
+        """Call `pull` (it returns how many new items it found) until `stop` is set, waiting
+        `period_s` before each call. A pull that raises one of `failed` is handed to
+        `on_failure` and counts as finding nothing; the next tick tries again."""
+        while not stop.wait(self.period_s):
+            try:
+                found = pull()
+            except failed as exc:
+                on_failure(exc)
+                found = 0
+            self.after(found)

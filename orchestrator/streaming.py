@@ -50,14 +50,12 @@ class ControlStreamer:
         self._thread.start()
 
     def _run(self) -> None:
-        while not self._stop.wait(self.backoff.period_s):
-            try:
-                found = self.pull(phase=Phase.TURN)
-            except Exception as exc:  # noqa: BLE001 — retried at the next tick; drain() is strict
-                self.poll_errors += 1
-                log.debug("stream poll failed: %s", exc)
-                found = 0
-            self.backoff.after(found)
+        # A failed poll is retried at the next tick; drain() is strict.
+        self.backoff.run(self._stop, lambda: self.pull(phase=Phase.TURN), failed=(Exception,), on_failure=self._failed)
+
+    def _failed(self, exc: Exception) -> None:
+        self.poll_errors += 1
+        log.debug("stream poll failed: %s", exc)
 
     def pull(self, *, phase: Phase) -> int:
         """Fetch everything new once (audit pages until exhausted, then faults); returns how

@@ -12,7 +12,14 @@ import textwrap
 import uuid
 
 import pytest
-from runtime_support import TEST_CAMPAIGN, docker_client, fake_scenario, resolve_images
+from runtime_support import (
+    TEST_CAMPAIGN,
+    docker_client,
+    fake_scenario,
+    kill_during_turn,
+    remove_campaign,
+    resolve_images,
+)
 
 pytestmark = [pytest.mark.docker]
 
@@ -99,24 +106,14 @@ def test_mcp_client_inside_the_agent_container(tmp_path, client, images):
         assert json.loads(res.paths.result_json.read_text())["interface"] == "mcp"
         assert (res.paths.root / "logs" / "mcp.log").is_file()
     finally:
-        left = list(client.containers.list(all=True, filters={"label": f"pb.campaign={campaign}"}))
-        left += client.networks.list(filters={"label": f"pb.campaign={campaign}"})
-        left += client.volumes.list(filters={"label": f"pb.campaign={campaign}"})
-        for o in left:
-            try:
-                o.remove(force=True) if hasattr(o, "stop") else o.remove()
-            except Exception:  # noqa: BLE001
-                pass
-    assert not left, f"left behind: {[o.name for o in left]}"
+        left = remove_campaign(client, campaign)
+    assert not left, f"left behind: {left}"
 
 
 def test_an_mcp_server_killed_mid_turn_is_infra_error(tmp_path, client, images):
     """The engine kills the MCP server while turn 1 runs: checked after the turn like the ERP,
     the attempt is the infrastructure's failure (the engine's kill is in its events), and the
     agent's next turn does not meet a dead MCP server."""
-    import threading
-    import time
-
     from orchestrator.attempt import AttemptSpec, run_attempt
     from orchestrator.backends.docker import DockerBackend
     from orchestrator.cells import parse_cell
@@ -126,19 +123,7 @@ def test_an_mcp_server_killed_mid_turn_is_infra_error(tmp_path, client, images):
     cfg = RuntimeConfig.from_env(runs_root=tmp_path / "runs", campaign=campaign,
                                  images=Images(erp=images.erp.tag, agent=images.agent.tag))
     scenario, task = fake_scenario(tmp_path / "scenario", turns=2, budget_s=120)
-    killed: list[str] = []
-
-    def killer() -> None:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not killed:
-            if client.containers.list(filters={"label": [f"pb.campaign={campaign}", "pb.role=agent"]}):
-                for c in client.containers.list(filters={"label": [f"pb.campaign={campaign}", "pb.role=mcp"]}):
-                    c.kill()
-                    killed.append(c.name)
-            time.sleep(0.2)
-
-    t = threading.Thread(target=killer, daemon=True)
-    t.start()
+    t, killed = kill_during_turn(client, campaign, "mcp")
     try:
         res = run_attempt(AttemptSpec(parse_cell("neg:nap:fake#mcp"), 0), backend=DockerBackend(cfg, client=client),
                           config=cfg, scenario=scenario, task=task, grade=False)
@@ -149,12 +134,5 @@ def test_an_mcp_server_killed_mid_turn_is_infra_error(tmp_path, client, images):
         assert rec["error"]["phase"] == "turn" and rec["error"]["exception"] == "ServiceUnhealthy", rec["error"]
         assert "'mcp'" in rec["error"]["message"] and len(rec["turns"]) == 1
     finally:
-        left = list(client.containers.list(all=True, filters={"label": f"pb.campaign={campaign}"}))
-        left += client.networks.list(filters={"label": f"pb.campaign={campaign}"})
-        left += client.volumes.list(filters={"label": f"pb.campaign={campaign}"})
-        for o in left:
-            try:
-                o.remove(force=True) if hasattr(o, "stop") else o.remove()
-            except Exception:  # noqa: BLE001
-                pass
-    assert not left, f"left behind: {[o.name for o in left]}"
+        left = remove_campaign(client, campaign)
+    assert not left, f"left behind: {left}"

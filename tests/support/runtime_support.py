@@ -10,6 +10,8 @@ import json
 import os
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -49,6 +51,41 @@ def leftovers(client, attempt_prefix: str = "pb-") -> list[str]:
     out += [f"network {n.name}" for n in client.networks.list() if n.name.startswith(attempt_prefix)]
     out += [f"volume {v.name}" for v in client.volumes.list() if v.name.startswith(attempt_prefix)]
     return out
+
+
+def remove_campaign(client, campaign: str) -> list[str]:
+    """Remove every container, network and volume labelled with `campaign`; the names of what
+    was there (a test asserts it is empty: the runtime should have removed it all)."""
+    left = list(client.containers.list(all=True, filters={"label": f"pb.campaign={campaign}"}))
+    left += client.networks.list(filters={"label": f"pb.campaign={campaign}"})
+    left += client.volumes.list(filters={"label": f"pb.campaign={campaign}"})
+    for o in left:
+        try:
+            o.remove(force=True) if hasattr(o, "stop") else o.remove()
+        except Exception:  # noqa: BLE001
+            pass
+    return [o.name for o in left]
+
+
+def kill_during_turn(client, campaign: str, role: str, suffix: str = "") -> tuple[threading.Thread, list[str]]:
+    """Start a thread that, once an agent container of `campaign` runs, kills its containers of
+    `role` whose name ends with `suffix`; returns the thread and the names it killed."""
+    killed: list[str] = []
+
+    def killer() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not killed:
+            if client.containers.list(filters={"label": [f"pb.campaign={campaign}", "pb.role=agent"]}):
+                for c in client.containers.list(filters={"label": [f"pb.campaign={campaign}", f"pb.role={role}"]},
+                                                ignore_removed=True):
+                    if c.name.endswith(suffix):
+                        c.kill()
+                        killed.append(c.name)
+            time.sleep(0.2)
+
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    return thread, killed
 
 
 POLICIES = textwrap.dedent(

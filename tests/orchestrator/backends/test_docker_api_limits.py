@@ -184,7 +184,7 @@ def test_limits_come_from_the_runtime_config(monkeypatch):
 @pytest.mark.docker
 @pytest.mark.timeout(900)
 def test_two_payment_run_attempts_with_one_api_slot(tmp_path, request):
-    from runtime_support import docker_client, resolve_images
+    from runtime_support import docker_client, remove_campaign, resolve_images
 
     from orchestrator.attempt import AttemptSpec, run_attempt
     from orchestrator.backends.docker import DockerBackend
@@ -223,12 +223,5 @@ def test_two_payment_run_attempts_with_one_api_slot(tmp_path, request):
         assert limiter.peak["general"] == 1 and limiter.peak["teardown"] == 1
         assert limiter.peak["bypass"] >= 2  # waits and log followers ran without slots
     finally:
-        left = client.containers.list(all=True, filters={"label": f"pb.campaign={campaign}"})
-        left += client.networks.list(filters={"label": f"pb.campaign={campaign}"})
-        left += client.volumes.list(filters={"label": f"pb.campaign={campaign}"})
-        for o in left:
-            try:
-                o.remove(force=True) if hasattr(o, "stop") else o.remove()
-            except Exception:  # noqa: BLE001
-                pass
-    assert not left, f"left behind: {[o.name for o in left]}"
+        left = remove_campaign(client, campaign)
+    assert not left, f"left behind: {left}"

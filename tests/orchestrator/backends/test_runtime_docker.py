@@ -12,7 +12,14 @@ import uuid
 import docker.errors
 import pytest
 from repo_paths import SUPPORT_DIR
-from runtime_support import TEST_CAMPAIGN, docker_client, fake_scenario, resolve_images
+from runtime_support import (
+    TEST_CAMPAIGN,
+    docker_client,
+    fake_scenario,
+    kill_during_turn,
+    remove_campaign,
+    resolve_images,
+)
 
 pytestmark = [pytest.mark.docker]
 
@@ -37,15 +44,8 @@ def runtime(tmp_path, client, images):
     cfg = RuntimeConfig.from_env(runs_root=tmp_path / "runs", campaign=campaign,
                                  images=Images(erp=images.erp.tag, agent=images.agent.tag))
     yield cfg, DockerBackend(cfg, client=client)
-    left = [o for o in client.containers.list(all=True, filters={"label": f"pb.campaign={campaign}"})]
-    left += client.networks.list(filters={"label": f"pb.campaign={campaign}"})
-    left += client.volumes.list(filters={"label": f"pb.campaign={campaign}"})
-    for o in left:
-        try:
-            o.remove(force=True) if hasattr(o, "stop") else o.remove()
-        except Exception:  # noqa: BLE001
-            pass
-    assert not left, f"left behind: {[o.name for o in left]}"
+    left = remove_campaign(client, campaign)
+    assert not left, f"left behind: {left}"
 
 
 def _run(cfg, backend, tmp_path, system: str, *, turns: int = 2, timeout: float | None = None, budget: float = 60, rep: int = 0):
@@ -133,20 +133,7 @@ def test_policy_crash_is_an_agent_error(runtime, tmp_path):
 
 def test_erp_killed_mid_turn_is_infra_error(runtime, tmp_path, client):
     cfg, backend = runtime
-    killed: list[str] = []
-
-    def killer():
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not killed:
-            agents = client.containers.list(filters={"label": [f"pb.campaign={cfg.campaign}", "pb.role=agent"]})
-            if agents:
-                for erp in client.containers.list(filters={"label": [f"pb.campaign={cfg.campaign}", "pb.role=erp"]}):
-                    erp.kill()
-                    killed.append(erp.name)
-            time.sleep(0.2)
-
-    t = threading.Thread(target=killer, daemon=True)
-    t.start()
+    t, killed = kill_during_turn(client, cfg.campaign, "erp")
     result = _run(cfg, backend, tmp_path, "neg:nap", turns=2)
     t.join(5)
     rec = result.record
@@ -232,21 +219,7 @@ def test_a_keeper_lost_mid_attempt_is_infra_error(runtime, tmp_path, client, vic
     the files they held are gone, and the attempt ends as the infrastructure's failure
     instead of handing the agent an empty workspace or a turn without output."""
     cfg, backend = runtime
-    killed: list[str] = []
-
-    def killer():
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not killed:
-            if client.containers.list(filters={"label": [f"pb.campaign={cfg.campaign}", "pb.role=agent"]}):
-                for c in client.containers.list(filters={"label": [f"pb.campaign={cfg.campaign}", "pb.role=helper"]},
-                                                ignore_removed=True):
-                    if c.name.endswith(victim):
-                        c.kill()
-                        killed.append(c.name)
-            time.sleep(0.2)
-
-    t = threading.Thread(target=killer, daemon=True)
-    t.start()
+    t, killed = kill_during_turn(client, cfg.campaign, "helper", victim)
     result = _run(cfg, backend, tmp_path, "neg:nap", turns=2)
     t.join(5)
     rec = result.record
