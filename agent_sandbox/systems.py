@@ -47,7 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from agent_sandbox.argv_template import check_template
 from agent_sandbox.usage import EXTRACTORS
 
-POLICY_NAMES = ("oracle", "null")
+POLICY_NAMES = ("oracle", "alt", "null")
 NEG_PREFIX = "neg:"
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -60,7 +60,7 @@ class SystemsFileError(ValueError):
 
 
 def is_policy_name(name: str) -> bool:
-    """True for the built-in scripted policy names: `oracle`, `null`, `neg:<name>`."""
+    """True for the built-in scripted policy names: `oracle`, `alt`, `null`, `neg:<name>`."""
     return name in POLICY_NAMES or (name.startswith(NEG_PREFIX) and len(name) > len(NEG_PREFIX))
 
 
@@ -209,7 +209,7 @@ def _check_env_name(name: str) -> None:
 def policy_system_json(name: str, module: str | Path | None) -> dict[str, Any]:
     """The turn's `system.json` for a scripted policy (`module` may be None only for `null`)."""
     if not is_policy_name(name):
-        raise ValueError(f"{name!r} is not a scripted policy name (oracle, null, neg:<name>)")
+        raise ValueError(f"{name!r} is not a scripted policy name (oracle, alt, null, neg:<name>)")
     if module is None and name != "null":
         raise ValueError(f"policy {name!r} needs the task's policies module")
     out: dict[str, Any] = {"kind": "policy", "name": name}

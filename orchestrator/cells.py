@@ -1,6 +1,6 @@
 """Cells: `SYSTEM:TASK[+CONDITION]` — who acts, on which task pack, under which condition.
 
-SYSTEM is a scripted policy (`oracle`, `null`, `neg:<name>`) or the name of a command system
+SYSTEM is a scripted policy (`oracle`, `alt`, `null`, `neg:<name>`) or the name of a command system
 from a systems file. Because `neg:<name>` itself holds a colon, the task is the part after the
 *last* colon. CONDITION is `clean` (the default) or a fault profile / fault spec name.
 """

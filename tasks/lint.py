@@ -18,7 +18,7 @@ import yaml
 from pydantic import ValidationError
 
 from tasks.context import Truth
-from tasks.loader import load_policies_module
+from tasks.loader import load_module, load_policies_module
 from tasks.packs import PackError, TaskPack, _rel
 from tasks.registry import load_task
 
@@ -48,7 +48,22 @@ def pack_problems(slug: str, root: Path | None = None) -> list[str]:
         if name not in policies:
             out.append(f"{where}: negative control {name!r} (fails {targets}) has no policy in "
                        f"{_rel(pack.policies_module)} POLICIES")
-    return out
+    return out + alt_problems(pack)
+
+
+def alt_problems(pack: TaskPack) -> list[str]:
+    """The pack's alt.py, when it has one, must define POLICIES with 'alt' (and only it)."""
+    path = Path(pack.alt_module)
+    if not path.exists():
+        return []
+    try:
+        mod = load_module(path.parent, path.stem)
+    except Exception as exc:  # an import error in the module: say so, do not crash the lint
+        return [f"{_rel(path)}: cannot be imported: {type(exc).__name__}: {exc}"]
+    policies = getattr(mod, "POLICIES", None)
+    if not isinstance(policies, dict) or set(policies) != {"alt"}:
+        return [f"{_rel(path)}: POLICIES must hold exactly 'alt' (found {sorted(policies or {})})"]
+    return []
 
 
 def scenario_problems(pack: TaskPack, scenario_dir: Path) -> list[str]:

@@ -40,7 +40,7 @@ from tasks.errors import GenerationError  # generators import it from here
 
 # A clause id inside running text (cross-references between clauses).
 CLAUSE_REF_RE = re.compile(r"\b[A-Z]{2,5}-\d+(?:\.\d+)*\b")
-POLICY_NAME_RE = re.compile(r"^(oracle|null|neg:[a-z0-9][a-z0-9_-]*)$")
+POLICY_NAME_RE = re.compile(r"^(oracle|alt|null|neg:[a-z0-9][a-z0-9_-]*)$")
 PROJECTION_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 # A pack id: lower-case words joined by single hyphens (the folder writes them with `_`).
 TASK_ID_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -128,7 +128,7 @@ class TaskSpec(_Strict):
 
         def _controls(where: str, controls: dict[str, list[str]]) -> None:
             for policy, targets in controls.items():
-                if not POLICY_NAME_RE.match(policy) or policy in ("oracle", "null"):
+                if not POLICY_NAME_RE.match(policy) or policy in ("oracle", "alt", "null"):
                     raise ValueError(f"{where}: {policy!r} is not a negative control name (neg:<name>)")
                 if not targets:
                     raise ValueError(f"{where}.{policy}: names no check it must fail")
@@ -385,6 +385,16 @@ class TaskPack:
         own = self.dir / "policies.py"
         if not own.exists() and self.spec.variant_of:
             return self.root / folder_name(self.spec.variant_of) / "policies.py"
+        return own
+
+    @property
+    def alt_module(self) -> Path:
+        """The pack's alt.py: the second policy, written from the handbook alone (issue 41). It is
+        a file of its own, mounted alone into `alt` cells, so it cannot call the oracle's code; a
+        variant without one runs its parent's."""
+        own = self.dir / "alt.py"
+        if not own.exists() and self.spec.variant_of:
+            return self.root / folder_name(self.spec.variant_of) / "alt.py"
         return own
 
     @property

@@ -59,7 +59,8 @@ def resolve(spec: AttemptSpec, task: TaskInput, scenario: ScenarioInput,
     meta, turns = _scenario(scenario)
     cell = spec.cell
     if cell.is_policy:
-        module = Path(task.policies_module)
+        # The alt policy is its own file, mounted alone: it cannot reach the oracle's decisions.
+        module = Path(task.alt_module if cell.system == "alt" else task.policies_module)
         if cell.system != "null" and not module.is_file():
             raise TaskError(f"task {cell.task!r} has no policies module at {module}")
         mounts: tuple[Mount, ...] = (Mount(module, f"{policy_dir}/policies.py"),) if module.is_file() else ()
