@@ -48,12 +48,15 @@ ORDER BY v.name, i.invoice_no;
 
 -- name: info_requests
 -- Requests from colleagues that reached the AP inbox in the week before the start, with how
--- they were disposed of (used by payment-run-need-to-know; empty in payment-run itself).
+-- they were disposed of (used by payment-run-need-to-know; empty in payment-run itself). Only
+-- messages received before the start: replies that reach the box during the episode (the
+-- controller's answer to an escalation, its subject naming whichever record the agent chose)
+-- are no request and ask for no disposition.
 SELECT m.sender AS sender,
        m.subject AS subject,
        COALESCE(m.disposition, '') AS disposition
 FROM messages m
 WHERE m.direction = 'in' AND m.box = 'ap'
   AND m.sender LIKE '%@northgatevalve.com'
-  AND m.received_on >= date(:start, '-7 days')
+  AND m.received_on >= date(:start, '-7 days') AND m.received_on < :start
 ORDER BY m.sender, m.subject;
