@@ -153,6 +153,36 @@ POLICY_REGISTRY = textwrap.dedent('''\
     params: {controller: priya}
     ''')
 
+# The second route (issue 41's alt control), written from the handbook alone: the bank account is
+# found by vendor, no Idempotency-Key is sent, and a write whose answer was lost is looked for
+# before it is sent again; the note is in other words.
+ALT = textwrap.dedent('''\
+    """Mini pack alt policy: escalate by looking first, never resending blind."""
+
+
+    def _mine(client, acct):
+        return [e for e in client.get("/escalations", record_id=acct)["items"] if e.get("reason") == "bank_change"]
+
+
+    def alt(turn, client, workspace, context):
+        acct = [a for a in client.get("/vendor-bank-accounts", status="pending")["items"]
+                if a.get("vendor") == "V-0101"][0]["id"]
+        client.post("/calls", {"party_type": "vendor", "party_id": "V-0101"})
+        body = {"record_type": "vendor_bank_account", "record_id": acct, "to": "priya",
+                "reason": "bank_change", "note": "Number on file confirms nothing yet; over to you."}
+        for _ in range(3):
+            if _mine(client, acct):
+                break
+            try:
+                client.post("/escalations", body)
+            except Exception:  # the answer was lost: look before sending again
+                continue
+        (workspace / "notes.md").write_text("Bank change for V-0101: escalated it to Priya for a decision.")
+
+
+    POLICIES = {"alt": alt}
+    ''')
+
 PROJECTIONS = textwrap.dedent('''\
     -- name: escalations
     SELECT v.name AS vendor, e.reason, e.to_user
@@ -169,7 +199,7 @@ def mini(tmp_path, monkeypatch):
     d = root / "mini"
     d.mkdir(parents=True)
     for name, text in (("__init__.py", ""), ("generator.py", GEN), ("policies.py", POLICIES), ("task.yaml", TASK),
-                       ("policies.yaml", POLICY_REGISTRY), ("projections.sql", PROJECTIONS)):
+                       ("policies.yaml", POLICY_REGISTRY), ("projections.sql", PROJECTIONS), ("alt.py", ALT)):
         (d / name).write_text(text)
     monkeypatch.setenv("PB_TASKS_ROOT", str(root))
     monkeypatch.setenv("PB_SCENARIO_CACHE", str(tmp_path / "cache"))
@@ -192,7 +222,12 @@ def test_scenario_reference_and_validation(mini, tmp_path):
     assert rep.ok, [(e.control, e.seed, e.note) for e in rep.problems]
     seen = {(e.control, e.seed) for e in rep.entries}
     assert {("oracle#1", 0), ("oracle#2", 0), ("determinism", 0), ("null", 0), ("neg:double", 0),
-            ("neg:no_escalation", 0), ("disclosure probe", 0)} <= seen
+            ("neg:no_escalation", 0), ("disclosure probe", 0), ("alt", 0)} <= seen
+    alt = next(e for e in rep.entries if e.control == "alt")
+    assert alt.ok and alt.failed == [] and alt.canonical and len(alt.canonical) == 64, alt
+    # The alt's route leaves another database than the oracle's (no keys, other note, other order).
+    oracle = next(e for e in rep.entries if e.control == "oracle#1")
+    assert oracle.canonical != alt.canonical
     # The probe read both oracles' real final databases: the pending account's two numbers
     # against the call and the escalation the oracle wrote, and found nothing.
     tally = rep.disclosure["mini"]
@@ -208,6 +243,20 @@ def test_scenario_reference_and_validation(mini, tmp_path):
     assert (proj / "escalations.csv").exists() and (proj / "escalations.reference.csv").exists()
 
 
+def test_an_alt_that_fails_a_check_is_a_problem_naming_the_check(mini, tmp_path):
+    """The alt control: an alt route that leaves out the note (a check, if not a required one)
+    is a problem naming that check, at its seed and condition; the rest of the matrix holds."""
+    from orchestrator.validate import run_validation
+
+    text = (mini / "alt.py").read_text()
+    (mini / "alt.py").write_text(text.replace('    (workspace / "notes.md").write_text(', '    (workspace / "x.md").write_text('))
+    rep = run_validation(["mini"], [0], strict=True, faults=None, backend="local", runs_root=tmp_path / "runs")
+    assert [(e.control, e.seed, e.condition) for e in rep.problems] == [("alt", 0, "clean")]
+    bad = rep.problems[0]
+    assert bad.note.startswith("alt failed: note names the vendor's escalation ("), bad.note
+    assert bad.failed == ["note names the vendor's escalation"] and not bad.infra
+
+
 @pytest.mark.heavy  # make test-heavy: CI runs a representative subset (the same path is covered in make test)
 def test_validation_under_a_fault_profile(mini, tmp_path):
     from orchestrator.validate import run_validation
@@ -216,7 +265,9 @@ def test_validation_under_a_fault_profile(mini, tmp_path):
                          runs_root=tmp_path / "runs")
     assert rep.ok, [(e.control, e.seed, e.note) for e in rep.problems]
     assert rep.condition == "lost-writes"
-    assert {("faults hit oracle", 0), ("neg:blind-retry", 0)} <= {(e.control, e.seed) for e in rep.entries}
+    assert {("faults hit oracle", 0), ("neg:blind-retry", 0), ("alt", 0)} <= {(e.control, e.seed) for e in rep.entries}
+    alt = next(e for e in rep.entries if e.control == "alt")
+    assert alt.condition == "lost-writes" and alt.ok and alt.note == "pass (1 fault(s))", alt  # looked before resending
     oracle = [json.loads(p.read_text()) for p in (tmp_path / "runs").rglob("result.json") if "oracle" in str(p)][0]
     fm = oracle["fault_metrics"]
     assert fm["faults_injected"] == 1 and fm["committed_behind_a_failure"] == 1
