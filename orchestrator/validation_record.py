@@ -115,7 +115,7 @@ def reusable(record: dict[str, Any], versions: dict[str, Any], options: dict[str
     old = record.get("versions") or {}
     for key in ("sources", "backend"):
         if old.get(key) != versions.get(key):
-            return {}, f"its {key} differ from this checkout's"
+            return {}, f"its {key} {'differ' if key.endswith('s') else 'differs'} from this checkout's"
     out: dict[str, list[Entry]] = {}
     entries = [_entry(d) for d in record.get("entries") or []]
     for slug in record.get("tasks_done") or []:
