@@ -481,6 +481,15 @@ def print_report(rep: Report, console=None) -> None:
             console.print(Text(f"  {slug}: ", style=style) + Text(tally.summary()), highlight=False)
     for note in rep.notes:
         console.print(Text(f"note: {note}", style="dim"), highlight=False)
+    # One line per pack, so the end of a long run's log says where each stands.
+    for slug in rep.tasks:
+        mine = [e for e in rep.entries if e.task == slug]
+        if mine:
+            bad = [e for e in mine if not e.ok]
+            mark, style = ("✗", "red") if bad else ("✓", "green")
+            lost = sum(e.infra for e in bad)
+            console.print(Text(f"{mark} {slug}: {len(mine)} entries, {len(bad)} problem(s)"
+                               + (f" ({lost} lost to the infrastructure)" if lost else ""), style=style), highlight=False)
     if rep.problems:
         console.print(f"[bold red]{len(rep.problems)} problem(s):[/]")
         for e in rep.problems:

@@ -61,8 +61,11 @@ def _entry(d: dict[str, Any]) -> Entry:
                  list(d.get("failed_checks") or []), d.get("canonical_db"), bool(d.get("infra")))
 
 
-def build_record(rep: Report, versions: dict[str, Any], options: dict[str, Any], done: list[str]) -> dict[str, Any]:
-    """The record of `rep` so far; `done`: the tasks whose matrix is complete."""
+def build_record(rep: Report, versions: dict[str, Any], options: dict[str, Any], done: list[str],
+                 carried: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The record of `rep` so far; `done`: the tasks whose matrix is complete; `carried`: the
+    notes and disclosure tallies of reused tasks, from the record they were reused from."""
+    carried = carried or {}
     complete = not rep.interrupted and set(done) >= set(rep.tasks)
     record: dict[str, Any] = {
         "kind": RECORD_KIND,
@@ -75,8 +78,9 @@ def build_record(rep: Report, versions: dict[str, Any], options: dict[str, Any],
         "ok": complete and rep.ok,
         "problems": len(rep.problems),
         "entries": [_entry_dict(e) for e in rep.entries],
-        "notes": list(rep.notes),
-        "disclosure": {t: tally.summary() for t, tally in sorted(rep.disclosure.items())},
+        "notes": list(carried.get("notes") or []) + list(rep.notes),
+        "disclosure": dict(sorted({**(carried.get("disclosure") or {}),
+                                   **{t: tally.summary() for t, tally in rep.disclosure.items()}}.items())),
     }
     record["self_sha256"] = record_self_sha256(record)
     return record
@@ -125,6 +129,12 @@ def reusable(record: dict[str, Any], versions: dict[str, Any], options: dict[str
         if mine and not any(e.infra for e in mine):
             out[slug] = mine
     return out, ""
+
+
+def carried_over(record: dict[str, Any], tasks: set[str]) -> dict[str, Any]:
+    """The notes and disclosure tallies `record` holds for `tasks` (reused by a resumed run)."""
+    notes = [n for n in record.get("notes") or [] if str(n).split(":", 1)[0].split(" ", 1)[0] in tasks]
+    return {"notes": notes, "disclosure": {t: d for t, d in (record.get("disclosure") or {}).items() if t in tasks}}
 
 
 # ------------------------------------------------------------------ a record against a campaign

@@ -140,17 +140,19 @@ class _Recorder:
                         "faults": args.faults or "clean", "alt": True}
         self.versions = current_versions(tasks, args.backend)
         self.reuse: dict[str, list[Any]] = {}
+        self.carried: dict[str, Any] = {}
         self.done: list[str] = []
 
     def load(self, resume: bool) -> None:
-        from orchestrator.validation_record import load_record, reusable
+        from orchestrator.validation_record import carried_over, load_record, reusable
 
         if not (resume and self.path.exists()):
             return
         old = load_record(self.path)
         self.reuse, why = reusable(old, self.versions, self.options)
-        if self.reuse:  # the digests the reused packs' attempts ran
+        if self.reuse:  # the digests the reused packs' attempts ran, their notes and probe tallies
             self.versions["image_digests"] = dict((old.get("versions") or {}).get("image_digests") or {})
+            self.carried = carried_over(old, set(self.reuse))
         if why:
             print(f"… {self.path}: {why}; starting afresh", flush=True)
         elif self.reuse:
@@ -169,7 +171,7 @@ class _Recorder:
         for ref, ids in rep.image_digests.items():
             digests[ref] = sorted(set(digests.get(ref, [])) | set(ids))
         self.versions["image_digests"] = digests
-        record = build_record(rep, self.versions, self.options, self.done)
+        record = build_record(rep, self.versions, self.options, self.done, self.carried)
         write_record(self.path, record)
         state = "complete" if record["complete"] else "partial"
         print(f"validation record ({state}, {len(record['entries'])} entries, {record['problems']} problem(s)): "

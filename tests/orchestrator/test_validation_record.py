@@ -156,3 +156,17 @@ def test_several_records_attest_a_campaign_together(tmp_path: Path):
     only_a = build_record(report(), versions(), OPTIONS, ["a"])
     only_b = build_record(report(), versions(tasks={"b": versions()["tasks"]["b"]}), OPTIONS, ["b"])
     assert campaign_problems([("A", only_a), ("B", only_b)], declaration()) == []
+
+
+def test_a_resumed_record_keeps_the_reused_packs_notes_and_probe_tallies():
+    from orchestrator.validation_record import carried_over
+
+    rep = report()
+    rep.notes += ["a: clauses no check enforces: X-1", "b seed 0: disclosure probe: oracle#1: 1 finding", "attempt records: /t"]
+    rec = build_record(rep, versions(), OPTIONS, ["a", "b"])
+    rec["disclosure"] = {"a": "0 finding(s) in 4", "b": "1 finding(s) in 2"}
+    carried = carried_over(rec, {"b"})
+    assert carried == {"notes": ["b seed 0: disclosure probe: oracle#1: 1 finding"], "disclosure": {"b": "1 finding(s) in 2"}}
+    fresh = Report(["a", "b"], [0, 1], "all")
+    again = build_record(fresh, versions(), OPTIONS, ["a", "b"], carried)
+    assert again["notes"] == carried["notes"] and again["disclosure"] == {"b": "1 finding(s) in 2"}
