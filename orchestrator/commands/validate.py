@@ -113,11 +113,18 @@ def run(args: argparse.Namespace) -> int:
     print_report(rep)
     if recorder:
         recorder.write(rep)
+    return exit_code(rep)
+
+
+def exit_code(rep: Report) -> int:
+    """130 stopped; 0 every control held; 3 when every problem is an attempt lost to the
+    infrastructure (no verdict: run again, --resume runs those packs again); else 1."""
+    from orchestrator.exit_codes import ExitCode
+
     if rep.interrupted:
         return ExitCode.INTERRUPTED
     if rep.ok:
         return ExitCode.OK
-    # Attempts lost to the infrastructure have no verdict: rerun (--resume runs those packs again).
     return ExitCode.INFRA if all(e.infra for e in rep.problems) else ExitCode.NEGATIVE
 
 

@@ -170,3 +170,20 @@ def test_a_resumed_record_keeps_the_reused_packs_notes_and_probe_tallies():
     fresh = Report(["a", "b"], [0, 1], "all")
     again = build_record(fresh, versions(), OPTIONS, ["a", "b"], carried)
     assert again["notes"] == carried["notes"] and again["disclosure"] == {"b": "1 finding(s) in 2"}
+
+
+def test_the_validate_command_exits_by_what_its_problems_are(capsys):
+    from orchestrator.cli import main
+    from orchestrator.commands.validate import exit_code
+
+    assert exit_code(report()) == 0
+    assert exit_code(report(("a", 0, "clean", "alt"))) == 1
+    assert exit_code(report(("a", 0, "clean", "alt"), infra=True)) == 3  # no verdict: run again
+    both = report(("a", 0, "clean", "alt"), infra=True)
+    both.add("b", "handbook", None, ["clause X cited, not shown"])
+    assert exit_code(both) == 1
+    stopped = report(("a", 0, "clean", "alt"))
+    stopped.interrupted = True
+    assert exit_code(stopped) == 130
+    assert main(["validate", "--tasks", "payment-run", "--backend", "local", "--resume"]) == 2
+    assert "--resume needs --record FILE" in capsys.readouterr().err
