@@ -37,7 +37,7 @@ def images(request, client):
 @pytest.fixture()
 def runtime(tmp_path, client, images):
     """(config, backend) with a campaign label unique to the test; checks nothing is left."""
-    from orchestrator.backends.docker import DockerBackend
+    from orchestrator.backends.docker.sandbox import DockerBackend
     from orchestrator.config import Images, RuntimeConfig
 
     campaign = f"{TEST_CAMPAIGN}-{uuid.uuid4().hex[:6]}"
@@ -148,7 +148,7 @@ def test_erp_killed_mid_turn_is_infra_error(runtime, tmp_path, client):
 
 def test_runtime_kills_a_turn_that_ignores_its_budget(tmp_path, client, images):
     """A turn that survives the entrypoint's own budget handling is killed at the hard deadline."""
-    from orchestrator.backends.docker import DockerBackend
+    from orchestrator.backends.docker.sandbox import DockerBackend
     from orchestrator.config import Images, RuntimeConfig
 
     campaign = f"{TEST_CAMPAIGN}-{uuid.uuid4().hex[:6]}"
@@ -170,7 +170,7 @@ import sys, pathlib
 sys.path.insert(0, {tests!r})
 from runtime_support import fake_scenario
 from orchestrator.attempt import AttemptSpec, run_attempt, sigterm_as_interrupt
-from orchestrator.backends.docker import DockerBackend
+from orchestrator.backends.docker.sandbox import DockerBackend
 from orchestrator.cells import parse_cell
 from orchestrator.config import Images, RuntimeConfig
 cfg = RuntimeConfig.from_env(runs_root=pathlib.Path({runs!r}), campaign={campaign!r},

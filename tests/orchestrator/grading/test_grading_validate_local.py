@@ -139,7 +139,7 @@ TASK = textwrap.dedent('''\
           neg:blind-retry: [no effect applied twice]
     ''')
 
-POLICY_REGISTRY = textwrap.dedent('''\
+CLAUSE_REGISTRY = textwrap.dedent('''\
     files:
       vendors.md: {title: Vendors}
     clauses:
@@ -169,7 +169,7 @@ def mini(tmp_path, monkeypatch):
     d = root / "mini"
     d.mkdir(parents=True)
     for name, text in (("__init__.py", ""), ("generator.py", GEN), ("policies.py", POLICIES), ("task.yaml", TASK),
-                       ("policies.yaml", POLICY_REGISTRY), ("projections.sql", PROJECTIONS)):
+                       ("clauses.yaml", CLAUSE_REGISTRY), ("projections.sql", PROJECTIONS)):
         (d / name).write_text(text)
     monkeypatch.setenv("PB_TASKS_ROOT", str(root))
     monkeypatch.setenv("PB_SCENARIO_CACHE", str(tmp_path / "cache"))
@@ -181,7 +181,7 @@ def mini(tmp_path, monkeypatch):
 
 
 def test_scenario_reference_and_validation(mini, tmp_path):
-    from orchestrator.scenarios import ensure_scenario
+    from orchestrator.scenarios.cache import ensure_scenario
     from orchestrator.validate import run_validation
 
     scen = ensure_scenario("mini", 0)
@@ -234,7 +234,7 @@ def test_a_stopped_validation_tears_its_attempts_down_and_exits_130(mini, tmp_pa
     import sys
     import time
 
-    from orchestrator.scenarios import ensure_scenario
+    from orchestrator.scenarios.cache import ensure_scenario
 
     # The oracle dawdles once the flag exists: after its reference run (the flag is part of the
     # pack's source, so the scenario is the one the command will find).
