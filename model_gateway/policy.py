@@ -224,7 +224,7 @@ def _anthropic_blocks(items: list[Any], where: str, allowed: frozenset[str]) -> 
             cause = "provider_tool" if isinstance(kind, str) and ("tool" in kind or kind.startswith("mcp")) else "content"
             raise PolicyRefusal(cause, f"content block type {kind!r} ({here}) is refused: not among the block "
                                 "types the gateway forwards")
-        sources = ANTHROPIC_INLINE_SOURCES.get(kind)  # type: ignore[arg-type]
+        sources = ANTHROPIC_INLINE_SOURCES.get(kind)
         if sources is not None:
             source = _typed(block.get("source"), f"{here}.source")
             if source.get("type") not in sources:

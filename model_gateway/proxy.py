@@ -261,6 +261,8 @@ class ProxyApp:
                 if row.ttfb_s is None:
                     row.ttfb_s = round(time.monotonic() - started, 6)
                 reader.feed(chunk)
+                if reader.usage.response_id is not None:  # at once: the agent may chain on it right away
+                    state.response_ids.add(reader.usage.response_id)
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         except httpx.HTTPError as exc:

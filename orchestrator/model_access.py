@@ -150,9 +150,9 @@ class ModelAccess(BaseModel):
                 out["fake_script_sha256"] = hashlib.sha256(p.fake_script.read_bytes()).hexdigest()
             return out
 
-        out = {"providers": {name: one(p) for name, p in self.providers.items()},
-               "model": self.model, "budget": self.budget.model_dump(),
-               "prices": str(self.prices) if self.prices else None}
+        out: dict[str, Any] = {"providers": {name: one(p) for name, p in self.providers.items()},
+                               "model": self.model, "budget": self.budget.model_dump(),
+                               "prices": str(self.prices) if self.prices else None}
         if self.provider_tools:  # only when declared, so every identity without them is unchanged
             out["provider_tools"] = list(self.provider_tools)
         return out
