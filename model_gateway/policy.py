@@ -232,7 +232,7 @@ def _anthropic_blocks(items: list[Any], where: str, allowed: frozenset[str]) -> 
                                     "the provider would fetch it (a URL or a stored file); send the data inline")
             if isinstance(source.get("content"), list):
                 _anthropic_blocks(source["content"], f"{here}.source.content", allowed)
-        if kind == "tool_result" and isinstance(block.get("content"), list):
+        if isinstance(block.get("content"), list):  # tool results, search results: nested blocks
             _anthropic_blocks(block["content"], f"{here}.content", allowed)
 
 
@@ -250,6 +250,7 @@ def _responses(doc: dict[str, Any], families: list[ToolFamily], response_ids: Co
             raise PolicyRefusal("field", f"include value {value!r} is refused: not among the values the gateway "
                                 "forwards")
     _responses_tools(_list(doc.get("tools", []), "tools"), "tools", families, nested=False)
+    _tool_choice(doc.get("tool_choice"), families)
     items = RESPONSES_ITEMS.union(*(f.items for f in families))
     value = doc.get("input")
     if value is None or isinstance(value, str):
@@ -284,6 +285,23 @@ def _responses_tools(tools: list[Any], where: str, families: list[ToolFamily], *
         if kind in RESPONSES_CLIENT_TOOLS or (isinstance(kind, str) and _family_match(families, "openai", kind)):
             continue
         raise _tool_refusal(str(kind), here)
+
+
+def _tool_choice(choice: Any, families: list[ToolFamily]) -> None:
+    """A forced choice may name only a client tool (or a family the campaign allowed)."""
+    if not isinstance(choice, dict):
+        return
+    kind = choice.get("type")
+    if kind in ("function", "custom", "allowed_tools", "tool", "auto", "any", "none"):
+        for i, tool in enumerate(choice.get("tools") or []):  # allowed_tools: a subset of `tools`
+            inner = _typed(tool, f"tool_choice.tools[{i}]").get("type")
+            if inner not in RESPONSES_CLIENT_TOOLS | CHAT_CLIENT_TOOLS and not (
+                    isinstance(inner, str) and _family_match(families, "openai", inner)):
+                raise _tool_refusal(str(inner), f"tool_choice.tools[{i}]")
+        return
+    if isinstance(kind, str) and _family_match(families, "openai", kind):
+        return
+    raise _tool_refusal(str(kind), "tool_choice")
 
 
 def _responses_parts(parts: list[Any], where: str) -> None:
@@ -322,8 +340,12 @@ def _chat(doc: dict[str, Any], families: list[ToolFamily]) -> None:
         kind = _typed(tool, f"tools[{i}]").get("type")
         if kind not in CHAT_CLIENT_TOOLS:
             raise _tool_refusal(str(kind), f"tools[{i}]")
+    _tool_choice(doc.get("tool_choice"), families)
     for i, message in enumerate(_list(doc.get("messages", []), "messages")):
-        content = _typed(message, f"messages[{i}]").get("content")
+        if _typed(message, f"messages[{i}]").get("audio") is not None:
+            raise PolicyRefusal("server_state", f"messages[{i}].audio is refused: it names an audio response "
+                                "stored on the provider's side")
+        content = message.get("content")
         if not isinstance(content, list):
             continue
         for j, part in enumerate(content):

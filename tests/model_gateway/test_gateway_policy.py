@@ -85,6 +85,9 @@ ALLOWED: dict[str, tuple[str, dict[str, Any]]] = {
         {"type": "function_call_output", "call_id": "c1", "output": "ok"},
         {"type": "custom_tool_call", "call_id": "c2", "name": "apply_patch", "input": "p"},
         {"type": "custom_tool_call_output", "call_id": "c2", "output": "ok"})),
+    "responses forced function": ("responses", resp(tools=[FN], tool_choice={"type": "function", "name": "exec"})),
+    "responses allowed_tools of functions": ("responses", resp(tools=[FN], tool_choice={
+        "type": "allowed_tools", "mode": "auto", "tools": [{"type": "function", "name": "exec"}]})),
     "chat all safe fields": ("chat", chat(
         {"type": "text", "text": "t"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}},
         {"type": "file", "file": {"filename": "a", "file_data": "data:application/pdf;base64,AA"}},
@@ -179,6 +182,15 @@ REFUSED: dict[str, tuple[str, dict[str, Any], str]] = {
                        "file_reference"),
     "chat file id": ("chat", chat({"type": "file", "file": {"file_id": "file_1"}}), "file_reference"),
     "chat audio": ("chat", chat(audio={"voice": "x", "format": "mp3"}, modalities=["text", "audio"]), "field"),
+    "responses forced hosted tool": ("responses", resp(tool_choice={"type": "web_search_preview"}), "provider_tool"),
+    "responses allowed_tools with hosted tool": ("responses", resp(tools=[FN], tool_choice={
+        "type": "allowed_tools", "mode": "auto", "tools": [{"type": "file_search"}]}), "provider_tool"),
+    "chat stored audio reference": ("chat", {"model": "m", "store": False, "messages": [
+        {"role": "assistant", "audio": {"id": "audio_1"}}]}, "server_state"),
+    "anthropic url inside search_result": ("messages", msg({"type": "search_result", "source": "s", "title": "t",
+                                                           "content": [{"type": "image", "source": {
+                                                               "type": "url", "url": "https://e.example/i"}}]}),
+                                           "file_reference"),
     "chat unknown field": ("chat", chat(tool_resources={"code_interpreter": {"file_ids": ["f"]}}), "file_reference"),
 }
 
