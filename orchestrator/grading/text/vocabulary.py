@@ -58,9 +58,9 @@ TERMS: dict[str, tuple[str, ...]] = {
     # Months and the change of a measure.
     "prior_month": (r"\baug(?:ust|\.)?\b", r"\b2026-08\b", r"\b0?8/2026\b", r"\b(?:prior|previous|last) month\b"),
     "month": (r"\bsep(?:t|tember)?\.?\b", r"\b2026-09\b", r"\b0?9/2026\b", r"\b(?:this|current) month\b"),
-    "change": (r"\bchange[ds]?\b", r"\bmoved?\b", r"\bdifference\b", r"\bvariance\b", r"\bdelta\b", r"\bbridge\b",
+    "change": (r"\bchange[ds]?\b", r"\bmoved?\b", r"\bdifference\b", r"\bvariance\b", r"\bdelta\b",
                r"\b(?:fell|rose|dropped|declined|decreased|increased|grew|shrank)\b",
-               r"\b(?:decrease|increase|decline|drop|fall|rise|swing|reduction|improvement)\b", r"\bnet\b",
+               r"\b(?:decrease|increase|decline|drop|fall|rise|swing|reduction|improvement)\b",
                r"\b(?:lower|higher) than\b"),
 }
 
