@@ -209,8 +209,9 @@ def _judge(c: Claim, text: str, f: _Found, figs: Sequence[Figure], dir_words: Se
             good = [g for g in good if not g.signed or g.signed == want or (c.amount < 0 and g.signed == -want)]
         if not good:
             return f"does not state its amount {c.amount:,.2f} (precision {c.precision})"
-        if c.direction_required and c.effect and not stated and not any(g.signed for g in good):
-            return "states no direction (a sign or a word)"
+        if c.direction_required and c.effect == "down" and not stated and not any(g.signed for g in good):
+            # An unsigned figure with no direction word is a positive one (as a table writes it).
+            return "states no direction (a minus, parentheses or a word): an unsigned change reads as a rise"
     elif c.direction_required and c.effect and not stated:
         return "states no direction (a sign or a word)"
     return ""

@@ -14,7 +14,8 @@ from functools import cache
 _TIE_WORDS = (r"\bti(?:e|es|ed|ing)(?:[- ]?outs?)?\b", r"\bagree(?:s|d|ing)?\b", r"\bin agreement\b",
               r"\breconcile(?:s|d)?\b", r"\breconciling\b", r"\breconciliation\b", r"\bmatch(?:es|ed|ing)?\b",
               r"\bbalances? (?:to|with)\b", r"\bin balance\b", r"\bno difference\b", r"\bzero difference\b",
-              r"\bdifferences?(?: of| is|:)?\s*(?:nil|none|zero|\$?0(?:\.00)?(?![.,]?\d))", r"\bno variance\b", r"\bbalanced\b", r"\bequals?\b", r"\bequal to\b", r"\bsame as\b",
+              r"\bdifferences?(?: of| is|:)?\s*(?:nil|none|zero|\$?0(?:\.00)?(?![.,]?\d))",
+              r"\bno variance\b", r"\bbalanced\b", r"\bequals?\b", r"\bequal to\b", r"\bsame as\b",
               r"\bconsistent with\b", r"\bsquares?\b", r"\bin line with\b", r"✓|✔|☑")
 
 TERMS: dict[str, tuple[str, ...]] = {
