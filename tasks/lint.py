@@ -61,7 +61,7 @@ def standard_problems(pack: TaskPack) -> list[str]:
     applies it to the benchmark's packs (the repository's tasks/ folder), not to the tiny packs
     tests build elsewhere."""
     rules = {getattr(c, "rule", None) for c in pack.checks}
-    types = {c.type for c in pack.checks}
+    types = {getattr(c, "type", None) for c in pack.checks}
     where = _rel(pack.dir / "task.yaml")
     out = []
     if "foreign_token" not in rules:

@@ -144,18 +144,19 @@ def order_requisitions(client: ErpClient, w: Writer, style: Style) -> None:
             continue
         w.post(f"/purchase-orders/{po['id']}/send")
         for want, need, earliest in at_risk:
-            for who in sorted(want.requesters) if style.escalate_to_requester else [_someone_else(client, want)]:
+            for who in sorted(want.requesters) if style.escalate_to_requester else [_someone_else(client, wants)]:
                 w.post("/escalations", {"record_type": "purchase_order", "record_id": po["id"], "to": who,
                                         "reason": "lead_time",
                                         "note": f"{want.item}: needed by {need}, but the lead time allows "
                                                 f"{earliest} at the earliest; ordered for {earliest} (PUR-3.1)."})
 
 
-def _someone_else(client: ErpClient, want: Want) -> str:
-    """A user who requested none of the line's requisitions (for the control that escalates wrongly)."""
+def _someone_else(client: ErpClient, wants: dict[tuple[str, str, str], Want]) -> str:
+    """A user who requested none of the requisitions (for the control that escalates wrongly)."""
+    requesters = {r for want in wants.values() for r in want.requesters}
     me = client.whoami()["id"]
     users = sorted(u["id"] for u in client.list_all("/users"))
-    return next(u for u in users if u not in want.requesters and u != me)
+    return next(u for u in users if u not in requesters and u != me)
 
 
 # Turn 2: receiving ------------------------------------------------------------------------------------

@@ -103,11 +103,19 @@ WHERE EXISTS (SELECT 1 FROM purchase_orders po
 ORDER BY v.name;
 
 -- name: lead_time_escalations
--- Who each vendor's lead-time risks were escalated to (PUR-3.2: the requester), per vendor.
+-- Per vendor with lead-time escalations: whether every one of them went to a requester of a
+-- requisition line the escalated order orders (PUR-3.2: escalate to the requester).
 SELECT v.name AS vendor,
-       (SELECT group_concat(x, ',') FROM (
-           SELECT DISTINCT e.to_user AS x FROM escalations e JOIN purchase_orders p2 ON p2.id = e.record_id
-           WHERE e.reason = 'lead_time' AND e.created_on >= :start AND p2.vendor_id = v.id ORDER BY x)) AS escalated_to
+       CASE WHEN EXISTS (
+         SELECT 1 FROM escalations e JOIN purchase_orders p2 ON p2.id = e.record_id
+         WHERE e.reason = 'lead_time' AND e.created_on >= :start AND p2.vendor_id = v.id
+           AND e.to_user NOT IN (
+             SELECT r.requester FROM requisition_lines rl JOIN requisitions r ON r.id = rl.requisition_id
+             WHERE rl.po_id = p2.id
+             UNION
+             SELECT r.requester FROM po_lines pl JOIN requisitions r ON r.id = pl.requisition_id
+             WHERE pl.po_id = p2.id))
+       THEN 'no' ELSE 'yes' END AS to_requester
 FROM vendors v
 WHERE EXISTS (SELECT 1 FROM escalations e JOIN purchase_orders po ON po.id = e.record_id
               WHERE e.reason = 'lead_time' AND e.created_on >= :start AND po.vendor_id = v.id)
