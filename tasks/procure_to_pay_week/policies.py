@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_sandbox.client import ErpClient
+from agent_sandbox.client import ErpClient, ErpError
 from agent_sandbox.policy_kit import Writer, handbook_clause
 
 WAREHOUSE = "WH-MAIN"
@@ -142,7 +142,12 @@ def order_requisitions(client: ErpClient, w: Writer, style: Style) -> None:
                                          "lines": body_lines, "note": "Weekly order from approved requisitions"})
         if po is None:        # a blind re-send that the ERP refused: find what the first one made
             continue
-        w.post(f"/purchase-orders/{po['id']}/send")
+        try:
+            w.post(f"/purchase-orders/{po['id']}/send")
+        except ErpError:
+            if style.link:
+                raise
+            continue      # unlinked lines are not backed by a requisition: the ERP refuses to send
         for want, need, earliest in at_risk:
             for who in sorted(want.requesters) if style.escalate_to_requester else [_someone_else(client, wants)]:
                 w.post("/escalations", {"record_type": "purchase_order", "record_id": po["id"], "to": who,
