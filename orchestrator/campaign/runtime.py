@@ -106,6 +106,9 @@ def systems_identity(cells: list[Cell], systems_file: str | None, model_access: 
             known = ", ".join(sorted(dump)) or "none"
             raise CampaignSpecError(f"systems: {name!r} is not defined in {systems_file} (defined: {known})")
         out[name] = {"kind": "command", "sha256": hashlib.sha256(canonical_json(dump[name]).encode()).hexdigest()}
+        tools = (dump[name].get("model_access") or {}).get("provider_tools")
+        if tools:  # a provider tool allowed on purpose labels the system's cells (never pooled)
+            out[name]["provider_tools"] = list(tools)
     return out
 
 
@@ -147,7 +150,7 @@ class ScenarioCache:
             self._items[(task, seed)] = scenario
 
     def get(self, task: str, seed: int) -> Any:
-        from orchestrator.scenarios import ensure_scenario
+        from orchestrator.scenarios.cache import ensure_scenario
 
         with self._lock:
             key = (task, seed)
@@ -178,7 +181,7 @@ def make_runner(
     from orchestrator.attempt import AttemptSpec, run_attempt
     from orchestrator.errors import ConfigError, TaskError
     from orchestrator.inputs import load_task_pack
-    from orchestrator.scenarios import ScenarioError
+    from orchestrator.scenarios.folder import ScenarioError
 
     scenarios = scenarios or ScenarioCache()
 

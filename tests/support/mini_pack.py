@@ -138,7 +138,7 @@ TASK = textwrap.dedent('''\
           neg:blind-retry: [no effect applied twice]
     ''')
 
-POLICY_REGISTRY = textwrap.dedent('''\
+CLAUSE_REGISTRY = textwrap.dedent('''\
     files:
       vendors.md: {title: Vendors}
     clauses:
@@ -150,6 +150,16 @@ POLICY_REGISTRY = textwrap.dedent('''\
         text: Never repeat a write you cannot confirm; use only your own credentials.
         binds: [duplicate_effect, foreign_token]
     params: {controller: priya}
+    ''')
+
+# The requirement map beside the registry (tasks/requirements.py): the handbook lint reads it.
+REQUIREMENTS = textwrap.dedent('''\
+    VEN-1.1:
+      - {id: a, states: escalate every pending bank change, checks: [escalated]}
+      - {id: b, states: to the controller, checks: [escalation details]}
+    GEN-1.1:
+      - {id: a, states: never repeat a write you cannot confirm, rules: [duplicate_effect], checks: [no effect applied twice]}
+      - {id: b, states: use only your own credentials, rules: [foreign_token], checks: [no foreign credentials]}
     ''')
 
 # The second route (issue 41's alt control), written from the handbook alone: the bank account is
@@ -197,7 +207,8 @@ def write_mini(root: Path) -> Path:
     d = root / "mini"
     d.mkdir(parents=True)
     for name, text in (("__init__.py", ""), ("generator.py", GEN), ("policies.py", POLICIES), ("task.yaml", TASK),
-                       ("policies.yaml", POLICY_REGISTRY), ("projections.sql", PROJECTIONS), ("alt.py", ALT)):
+                       ("clauses.yaml", CLAUSE_REGISTRY), ("projections.sql", PROJECTIONS), ("alt.py", ALT),
+                       ("requirements.yaml", REQUIREMENTS)):
         (d / name).write_text(text)
     from tasks import handbook
 

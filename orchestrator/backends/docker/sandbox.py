@@ -1,0 +1,528 @@
+"""The docker backend: one attempt = private networks, volumes, a container per named service
+(the ERP today) and a fresh agent container per turn (design.md "Topology of one attempt",
+networks/topology.yaml).
+
+    attempt network    internal, bridge IPv4 inhibited   services' agent-side listeners + the
+                                                         agent namespace
+    control network    internal                          services' host-side listeners; the host
+                                                         reaches it through the bridge address
+    other networks     on demand (topology.yaml)         e.g. egress (host_firewall: docker_firewall.py)
+    netns container    idle, on the attempt network      holds the agent side's network namespace
+                                                         (default route deleted, IPv6 off); each
+                                                         turn's container joins it
+    <service>-data     mounted only into that service    its declared files ({data})
+    workspace volume   mounted into each agent container handbook/ + the agent's files
+    turn volume        one per turn, mounted at /turn    prompt.txt, system.json, context.json, out/
+
+A service container is created on its first network with a fixed address, connected to its other
+networks with fixed addresses, filled through the archive API (so secrets never show in
+`docker inspect` or the environment), then started; each listener binds one address only.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import docker
+import docker.errors
+import requests.exceptions
+from docker.types import IPAMConfig, IPAMPool
+
+from networks.subnets import Block, SubnetPool, SubnetsExhausted
+from networks.topology import NetworkSpec, load_topology
+from orchestrator import labels as L
+from orchestrator.admission import start_slots
+from orchestrator.backends.base import AttemptContext, Backend, Sandbox, TurnLaunch, TurnRun
+from orchestrator.backends.docker.archives import Entry, build_tar, safe_extract, stream_file, tree_entries
+from orchestrator.backends.docker.containers import (
+    NO_IPV6,
+    PYTHON,
+    EventRecorder,
+    LogFollower,
+    engine_error,
+    hardening,
+    merge_events,
+    post_mortem_of,
+    published_urls,
+    start_container,
+    start_netns_holder,
+    uid_gid,
+)
+from orchestrator.backends.docker.firewall import BRIDGE_NAME_OPTION, HostFirewall, remove_networks
+from orchestrator.backends.docker.limits import limit_client, process_limiter
+from orchestrator.backends.docker.reaper import reap
+from orchestrator.backends.docker.turns import DockerTurns, TurnHost
+from orchestrator.backends.docker.volume_quota import start_keeper, tmpfs_volume_options
+from orchestrator.backends.services import ServiceEndpoints, ServiceSpec, ServiceSpecError
+from orchestrator.config import RuntimeConfig
+from orchestrator.errors import ContainerStartError, EngineError, InfraError, Phase, PostMortem
+from orchestrator.in_thread import InThread
+from orchestrator.integrity import ServiceDeath
+
+log = logging.getLogger(__name__)
+
+
+class DockerBackend(Backend):
+    """Attempts in containers on private networks (isolation: docker)."""
+
+    name = "docker"
+    isolation = "docker"
+
+    def __init__(self, config: RuntimeConfig, client: docker.DockerClient | None = None):
+        self.config = config
+        self.client = client or docker.from_env(timeout=int(config.docker_api_timeout_s))
+        # Every engine request of this backend goes through the process-wide API limit
+        # (docker_limits.py: long polls bypass it, removals have their own slots).
+        self.api_limiter = process_limiter(config.docker_api_slots, config.docker_api_teardown_slots)
+        limit_client(self.client, self.api_limiter, timeout_s=config.docker_api_timeout_s)
+        self.topology = load_topology()
+        self.pool = SubnetPool(config.subnet_range, config.subnet_prefix)
+        self._has_init: bool | None = None
+        self._service_cgroup_parent: str | None = config.service_cgroup_parent
+        self.erp_image: str | None = config.images.erp
+        self.agent_image: str | None = config.images.agent
+
+    @property
+    def has_init(self) -> bool:
+        """Whether the engine has docker-init (then every container runs under it: `init=True`)."""
+        if self._has_init is None:
+            try:
+                comps = self.client.version().get("Components") or []
+                self._has_init = any(c.get("Name") == "docker-init" for c in comps) or bool(
+                    self.client.info().get("InitBinary")
+                )
+            except docker.errors.DockerException:
+                self._has_init = False
+        return self._has_init
+
+    @property
+    def service_cgroup_parent(self) -> str | None:
+        """The cgroup parent of service containers (`RuntimeConfig.service_cgroup_parent`,
+        "auto" resolved from the engine's cgroup version and driver once)."""
+        if self._service_cgroup_parent == "auto":
+            try:
+                info = self.client.info()
+                v1_cgroupfs = str(info.get("CgroupVersion")) == "1" and info.get("CgroupDriver") == "cgroupfs"
+            except docker.errors.DockerException:
+                v1_cgroupfs = False
+            self._service_cgroup_parent = "/" if v1_cgroupfs else None
+        return self._service_cgroup_parent
+
+    def prepare(self) -> None:
+        """Reap objects left by dead orchestrators; resolve (build if missing) and check the images."""
+        try:
+            report = reap(self.client)
+            if report.removed:
+                log.info("reap at start: %s", report.summary())
+            self.resolve_images()
+            for ref in (self.erp_image, self.agent_image):
+                self.client.images.get(ref)
+        except docker.errors.ImageNotFound as exc:
+            raise InfraError(f"image missing: {exc.explanation}; run `orchestrate images build`", phase=Phase.OPEN) from exc
+        except docker.errors.DockerException as exc:
+            raise EngineError(f"engine unavailable: {exc}", phase=Phase.OPEN) from exc
+
+    def resolve_images(self) -> None:
+        """Image tags from the config, or from the image builder when the config leaves them unset."""
+        if self.erp_image and self.agent_image:
+            return
+        from orchestrator.images import ensure_images  # lazy: builds on first use
+
+        try:
+            images = ensure_images(self.client)
+        except Exception as exc:  # noqa: BLE001 — ImageBuildError and engine errors alike
+            raise InfraError(f"images: {exc}", phase=Phase.OPEN) from exc
+        self.erp_image = self.erp_image or images.erp.tag
+        self.agent_image = self.agent_image or images.agent.tag
+
+    def service_image(self, service: str) -> str:
+        """The image a service runs when its declaration names none."""
+        image = {"erp": self.erp_image}.get(service)
+        if image is None:
+            raise ServiceSpecError(f"service {service!r} declares no image and the backend has none for it")
+        return image
+
+    def describe(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"backend": self.name, "isolation": self.isolation, "init": self.has_init,
+                                "service_cgroup_parent": self.service_cgroup_parent}
+        try:
+            info["engine"] = self.client.version().get("Version")
+            info["images"] = {
+                role: {"tag": ref, "id": self.client.images.get(ref).id}
+                for role, ref in (("erp", self.erp_image), ("agent", self.agent_image))
+            }
+        except docker.errors.DockerException as exc:
+            info["describe_error"] = str(exc)
+        return info
+
+    def used_subnets(self) -> list[str]:
+        """Every IPv4 subnet the engine's networks hold now."""
+        out = []
+        for net in self.client.networks.list():
+            for cfg in (net.attrs.get("IPAM") or {}).get("Config") or []:
+                if cfg.get("Subnet"):
+                    out.append(cfg["Subnet"])
+        return out
+
+    def create_network(self, name: str, spec: NetworkSpec, labels: dict[str, str],
+                       options: dict[str, str] | None = None) -> tuple[Block, Any]:
+        """Create one network of the topology on a fresh subnet (`options` replace the spec's)."""
+
+        def create(block: Block):
+            ipam = IPAMConfig(pool_configs=[IPAMPool(subnet=block.subnet, gateway=block.gateway, iprange=block.ip_range)])
+            return self.client.networks.create(
+                name,
+                driver="bridge",
+                internal=spec.internal,
+                options=spec.options if options is None else options,
+                ipam=ipam,
+                labels=labels,
+                enable_ipv6=spec.enable_ipv6,
+                check_duplicate=True,
+            )
+
+        try:
+            return self.pool.allocate(create, used=self.used_subnets())
+        except SubnetsExhausted as exc:  # the range is full: the infrastructure's limit, not the agent's
+            raise InfraError(f"{type(exc).__name__}: {exc}", phase=Phase.OPEN) from exc
+        except docker.errors.DockerException as exc:
+            raise engine_error(f"create network {name}", Phase.OPEN)(exc) from exc
+
+    def open_attempt(self, ctx: AttemptContext) -> DockerSandbox:
+        sandbox = DockerSandbox(self, ctx)
+        try:
+            sandbox.create_resources()
+        except BaseException:
+            sandbox.close()
+            raise
+        return sandbox
+
+
+class DockerSandbox(Sandbox):
+    """The containers, networks and volumes of one attempt."""
+
+    isolation = "docker"
+
+    def __init__(self, backend: DockerBackend, ctx: AttemptContext):
+        super().__init__()
+        self.backend = backend
+        self.client = backend.client
+        self.config = backend.config
+        self.ctx = ctx
+        self.prefix = f"pb-{ctx.attempt_id}"
+        self.owner = L.Owner.current()
+        self.networks: dict[str, Any] = {}
+        self.blocks: dict[str, Block] = {}
+        self.firewalls: dict[str, HostFirewall] = {}  # network role -> its host INPUT rules
+        self.volumes: dict[str, Any] = {}
+        self.containers: dict[str, Any] = {}  # role -> container (each service by name, netns, helper, turn-<n>)
+        self._followers: list[LogFollower] = []
+        self._ready: dict[str, threading.Event] = {}  # service -> its follower's ready signal
+        self._recorders: dict[str, EventRecorder] = {}
+        self._agent_side: InThread | None = None  # the workspace keeper + netns holder, starting
+        # the turns' containers and volumes, made ahead, removed beside
+        self.turns = DockerTurns(TurnHost(
+            prefix=self.prefix, client=self.client, config=self.config, agent_image=backend.agent_image,
+            has_init=backend.has_init, containers=self.containers, volumes=self.volumes, labels=self.labels,
+            agent_namespace=self.agent_namespace, remove_container=self._remove_container,
+            remove_volume=self._remove_volume))
+        self.addresses: dict[str, dict[str, str]] = {}  # service -> network role -> IPv4
+        self.admission = start_slots(self.config)  # host-wide: service starts queue here
+
+    def labels(self, role: str) -> dict[str, str]:
+        return L.attempt_labels(self.ctx.campaign, self.ctx.attempt_id, role, self.owner)
+
+    # -- resources ---------------------------------------------------------------------------
+
+    def create_resources(self) -> None:
+        """The networks topology.yaml builds (attempt, control), the workspace volume; the
+        workspace keeper and the netns holder start in a thread, beside the services' start
+        (the ERP's takes seconds), and are waited for where first used (`agent_namespace`)."""
+        for spec in self.backend.topology.built():
+            self.ensure_network(spec.role)
+        self._create_volume("workspace", self.config.workspace_volume_bytes, uid_gid(self.config.agent_user))
+        self._agent_side = InThread(f"{self.prefix}-agent-side", self._start_agent_side, Phase.OPEN)
+
+    def _start_agent_side(self) -> None:
+        self._start_helper()  # holds the workspace's quota volume mounted for the whole attempt
+        self._start_netns_holder()
+
+    def agent_namespace(self) -> Any:
+        """The container holding the agent side's network namespace, once it is ready (its
+        default route deleted); raises what its start raised (phase: open)."""
+        if self._agent_side is not None:
+            self._agent_side.wait()
+        return self.containers["netns"]
+
+    def ensure_network(self, role: str) -> Any:
+        """The attempt's network `role`, created from its topology.yaml entry on first use."""
+        if role not in self.networks:
+            spec = self.backend.topology.networks.get(role)
+            if spec is None:
+                raise ServiceSpecError(f"network {role!r} is not declared in networks/topology.yaml")
+            name = f"{self.prefix}-{role}"
+            wall = HostFirewall(name, self.ctx.campaign) if spec.host_firewall else None
+            options = {**spec.options, BRIDGE_NAME_OPTION: wall.bridge} if wall else None
+            block, net = self.backend.create_network(name, spec, self.labels(f"{role}-net"), options=options)
+            self.networks[role], self.blocks[role] = net, block
+            if wall is not None:  # before any container joins; FirewallError (infra_error) rolls its rules back
+                wall.install()
+                self.firewalls[role] = wall
+        return self.networks[role]
+
+    def _create_volume(self, role: str, quota_bytes: int | None = None, owner: tuple[int, int] = (0, 0)) -> Any:
+        opts = tmpfs_volume_options(quota_bytes, uid=owner[0], gid=owner[1]) if quota_bytes else None
+        try:
+            self.volumes[role] = self.client.volumes.create(f"{self.prefix}-{role}", labels=self.labels(role),
+                                                            driver="local", driver_opts=opts)
+        except docker.errors.DockerException as exc:
+            raise engine_error(f"create volume {role}", Phase.OPEN)(exc) from exc
+        return self.volumes[role]
+
+    def _start_netns_holder(self) -> None:
+        start_netns_holder(self.client, self.backend.agent_image, prefix=self.prefix, labels=self.labels,
+                           network=self.networks["attempt"].name, dns=self.blocks["attempt"].gateway,
+                           user=self.config.agent_user, init=self.backend.has_init, containers=self.containers,
+                           remove=self._remove_container)
+
+    # -- services ------------------------------------------------------------------------------
+
+    def _start_service(self, spec: ServiceSpec) -> ServiceEndpoints:
+        cfg, cp = self.config, self.config.container_paths
+        roles = spec.joined_networks()
+        if not roles:
+            raise ServiceSpecError(f"service {spec.name!r} joins no network")
+        offset = spec.address_offset if spec.address_offset is not None else self.backend.topology.addresses.get(spec.name)
+        if offset is None:
+            raise ServiceSpecError(f"service {spec.name!r} has no address offset (topology.yaml `addresses`)")
+        nets = {role: self.ensure_network(role) for role in roles}
+        addresses = {role: self.blocks[role].host(offset) for role in roles}
+        self.addresses[spec.name] = addresses
+        user = spec.user or cfg.erp_user
+        uid, gid = uid_gid(user)
+        data = f"{cp.service_data_mount}/{spec.name}"  # the volume root belongs to root: a folder the user owns
+        entries = [Entry(spec.name, None, uid, gid, 0o700)]
+        entries += [Entry(f"{spec.name}/{f.path}", f.data, uid, gid, f.mode) for f in spec.files]
+        binds = {li.name: f"{addresses[li.network]}:{li.port}" for li in spec.listeners}
+        argv = spec.expand(python=PYTHON, data=data, binds=binds)
+        volume = self._create_volume(f"{spec.name}-data")
+        first, *others = roles
+        container = None
+        try:
+            container = self.client.containers.create(
+                spec.image or self.backend.service_image(spec.name),
+                entrypoint=argv,
+                command=[],
+                name=f"{self.prefix}-{spec.name}",
+                hostname=spec.name,
+                labels=self.labels(spec.name),
+                environment=dict(spec.env),
+                working_dir=cp.service_data_mount,
+                volumes={volume.name: {"bind": cp.service_data_mount, "mode": "rw"}},
+                tmpfs={cp.tmp: f"rw,nosuid,nodev,size={cfg.tmpfs_size}"},
+                sysctls=NO_IPV6,
+                network=nets[first].name,
+                networking_config={nets[first].name: self.client.api.create_endpoint_config(
+                    ipv4_address=addresses[first], aliases=list(spec.aliases) if first == "attempt" and spec.aliases else None)},
+                ports=spec.port_bindings(),  # host loopback only, and only what the spec publishes
+                cgroup_parent=self.backend.service_cgroup_parent,  # weighs one host process (config.py)
+                **hardening(spec.limits or cfg.erp_limits, user, init=self.backend.has_init),
+            )
+            self.containers[spec.name] = container
+            self._recorders[spec.name] = recorder = EventRecorder(self.client, container.id, container.name)
+            recorder.start()
+            # API 1.41 joins one network at create; the others (fixed addresses too) before start.
+            for role in others:
+                nets[role].connect(container, ipv4_address=addresses[role],
+                                   aliases=list(spec.aliases) if role == "attempt" and spec.aliases else None)
+            container.put_archive(cp.service_data_mount, build_tar(entries))
+            start_container(container)
+            urls = {li.name: f"http://{addresses[li.network]}:{li.port}" for li in spec.listeners} | published_urls(container, spec)
+        except docker.errors.DockerException as exc:
+            pm = [post_mortem_of(container)] if container is not None else []
+            raise ContainerStartError(f"{spec.name} container: {exc}", phase=Phase.SERVICES, post_mortems=pm) from exc
+        follower = LogFollower(container, self.ctx.paths.service_log(spec.log_name), watch_ready=spec.ready_line)
+        self._followers.append(follower)
+        if spec.ready_line:
+            self._ready[spec.name] = follower.ready
+        follower.start()
+        return ServiceEndpoints(spec.name, urls)
+
+    def service_ready(self, name: str) -> threading.Event | None:
+        """Set by the service's log follower at its ready line or the end of its output."""
+        return self._ready.get(name)
+
+    def service_running(self, name: str) -> bool:
+        container = self.containers.get(name)
+        if container is None:
+            return False
+        try:
+            container.reload()
+        except docker.errors.NotFound:
+            return False
+        except docker.errors.DockerException as exc:
+            raise engine_error(f"inspect {name}", Phase.TURN)(exc) from exc
+        return container.status == "running"
+
+    def service_progress(self, name: str) -> dict[str, float] | None:
+        """The container's CPU seconds (one-shot stats) and its log's size on the host."""
+        out: dict[str, float] = {}
+        container = self.containers.get(name)
+        if container is not None:
+            try:
+                stats = self.client.api.stats(container.id, stream=False, one_shot=True)
+                out["cpu_s"] = ((stats.get("cpu_stats") or {}).get("cpu_usage") or {}).get("total_usage", 0) / 1e9
+            except (docker.errors.DockerException, requests.exceptions.RequestException, ValueError):
+                pass
+        try:
+            out["log_bytes"] = float(self.ctx.paths.service_log(name).stat().st_size)
+        except OSError:
+            pass
+        return out or None
+
+    def service_post_mortem(self, name: str) -> PostMortem | None:
+        container = self.containers.get(name)
+        return post_mortem_of(container) if container is not None else None
+
+    def service_death(self, name: str, *, since: float) -> ServiceDeath | None:
+        container = self.containers.get(name)
+        if container is None:
+            return None
+        try:
+            container.reload()
+            state = container.attrs.get("State") or {}
+            if state.get("Running"):
+                return None
+            rec = self._recorders.get(name)
+            recorded = rec.seen(until_action="die", timeout_s=3.0) if rec is not None else []
+            events = merge_events(recorded, list(self.client.events(
+                since=int(since) - 1, until=int(time.time()) + 1, filters={"container": container.id}, decode=True)))
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            log.warning("service %s: engine facts unavailable (%s); its death counts as infrastructure", name, exc)
+            return None
+        return ServiceDeath.from_engine(name, state, events)
+
+    def stop_service(self, name: str) -> None:
+        container = self.containers.get(name)
+        if container is None:
+            return
+        spec = self._services[name][0] if name in self._services else None
+        try:
+            container.stop(timeout=int(spec.stop_timeout_s if spec else self.config.stop_timeout_s))
+        except docker.errors.NotFound:
+            pass
+        except docker.errors.DockerException as exc:
+            raise engine_error(f"stop {name}", Phase.FREEZE)(exc) from exc
+
+    # -- workspace -----------------------------------------------------------------------------
+
+    def _helper(self):
+        """The workspace volume's keeper (volume_quota.py): an idle container that holds it
+        mounted from creation to teardown, and through which archives are copied in and out."""
+        self.agent_namespace()  # started with it
+        return self.containers["helper"]
+
+    def _start_helper(self) -> None:
+        if "helper" not in self.containers:
+            try:
+                self.containers["helper"] = start_keeper(
+                    self.client, self.backend.agent_image, name=f"{self.prefix}-helper", labels=self.labels("helper"),
+                    volume=self.volumes["workspace"].name, target=self.config.container_paths.workspace,
+                    user=self.config.agent_user, init=self.backend.has_init, start=start_container)
+            except docker.errors.DockerException as exc:
+                raise engine_error("start the workspace keeper", Phase.OPEN)(exc) from exc
+
+    def seed_workspace(self, handbook_dir: Path) -> None:
+        uid, gid = uid_gid(self.config.agent_user)
+        try:
+            entries = list(tree_entries(handbook_dir, "handbook", uid=uid, gid=gid))
+            self._helper().put_archive(self.config.container_paths.workspace, build_tar(entries))
+        except docker.errors.DockerException as exc:
+            raise engine_error("copy handbook into workspace", Phase.SERVICES)(exc) from exc
+
+    def copy_workspace(self, dest: Path) -> None:
+        try:
+            stream, _stat = self._helper().get_archive(self.config.container_paths.workspace + "/.")
+            skipped = safe_extract(stream_file(stream), dest, strip=0)
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise engine_error("copy workspace out", Phase.FREEZE)(exc) from exc
+        if skipped:
+            (self.ctx.paths.logs / "workspace-skipped.txt").write_text("\n".join(skipped) + "\n")
+
+    # -- turns ---------------------------------------------------------------------------------
+
+    def prepare_turn(self, n: int) -> None:
+        self.turns.prepare(n)
+
+    def run_turn(self, turn: TurnLaunch) -> TurnRun:
+        return self.turns.run(turn)
+
+    # -- teardown ------------------------------------------------------------------------------
+
+    def _remove_container(self, role: str) -> str | None:
+        c = self.containers.pop(role, None)
+        if c is None:
+            return None
+        try:
+            c.remove(force=True, v=False)
+        except docker.errors.NotFound:
+            pass
+        except docker.errors.DockerException as exc:
+            return f"container {c.name}: {exc}"
+        return None
+
+    def _remove_volume(self, role: str) -> str | None:
+        v = self.volumes.pop(role, None)
+        if v is None:
+            return None
+        for attempt in range(5):
+            try:
+                v.remove(force=True)
+                return None
+            except docker.errors.NotFound:
+                return None
+            except docker.errors.APIError as exc:
+                if attempt == 4:
+                    return f"volume {v.name}: {exc}"
+                time.sleep(0.2)  # a just-removed container may still hold it
+        return None
+
+    def close(self) -> list[str]:
+        self.release_admissions()
+        problems: list[str] = []
+        # Nothing still being made or removed. The agent side's failure, if no step met it, is
+        # not teardown's (the attempt failed before it needed it): logged; what it made goes below.
+        if self._agent_side is not None and (p := self._agent_side.settle()):
+            log.warning("agent side of %s never used: %s", self.prefix, p)
+        problems += self.turns.settle()
+        with ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"{self.prefix}-rm") as pool:  # each a round trip
+            problems += [p for p in pool.map(self._remove_container, list(self.containers)) if p]
+        for f in self._followers:
+            f.join(timeout=5)
+        for r in self._recorders.values():
+            r.close()
+            r.join(timeout=5)
+        for role in list(self.volumes):
+            if p := self._remove_volume(role):
+                problems.append(p)
+        problems += self._remove_networks()
+        return problems
+
+    def _remove_networks(self) -> list[str]:
+        """The attempt's networks, each a round trip of its own: side by side, unless one has
+        host firewall rules (iptables calls stay one at a time)."""
+        def release(role: str) -> None:
+            self.backend.pool.release(self.blocks[role])
+
+        if self.firewalls or len(self.networks) < 2:
+            return remove_networks(self.networks, self.firewalls, release)
+        roles = list(self.networks)
+        with ThreadPoolExecutor(max_workers=len(roles), thread_name_prefix=f"{self.prefix}-net") as pool:
+            found = list(pool.map(lambda role: remove_networks({role: self.networks[role]}, {}, release), roles))
+        for role in roles:
+            self.networks.pop(role, None)
+        return [p for problems in found for p in problems]
