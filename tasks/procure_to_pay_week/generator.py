@@ -238,14 +238,17 @@ def _truth(ctx: GeneratorContext, ng: Northgate, p: Plan, ids: dict[str, str], c
         ],
         "po_vendors": [{"vendor": name[v]} for v in (MIDSTATE, TRICOUNTY, KEYSTONE, COASTLINE, ALLIED)],
         "receipt_lines": [
+            # A refused quantity is keyed by the ordered item alone (item empty): projections.sql.
             {"vendor": name[KEYSTONE], "ordered_item": "FAST-NUT", "item": "FAST-NUT", "qty_received": 2000,
+             "qty_refused": 0},
+            {"vendor": name[KEYSTONE], "ordered_item": "FAST-NUT", "item": "", "qty_received": 0,
              "qty_refused": over_nuts, "refusal_reason": "over_shipment"},
             {"vendor": name[ALLIED], "ordered_item": "FIT-ELB-03", "item": "FIT-ELB-03", "qty_received": 203,
              "qty_refused": 0},
-            {"vendor": name[COASTLINE], "ordered_item": p.gasket, "item": p.gasket, "qty_received": 0,
+            {"vendor": name[COASTLINE], "ordered_item": p.gasket, "item": "", "qty_received": 0,
              "qty_refused": gasket_qty, "refusal_reason": "short_dated"},
             {"vendor": name[COASTLINE], "ordered_item": "SEAL-020", "item": "ORING-02", "qty_received": 500},
-            {"vendor": name[COASTLINE], "ordered_item": "SEAL-030", "item": "ORING-03", "qty_received": 0,
+            {"vendor": name[COASTLINE], "ordered_item": "SEAL-030", "item": "", "qty_received": 0,
              "qty_refused": 500, "refusal_reason": "wrong_item"},
         ],
         "ap_invoices": [
