@@ -138,7 +138,7 @@ def open_draft(client: ErpClient, vendor: str) -> str:
     body = {"vendor_id": vendor, "warehouse_id": MAIN_WAREHOUSE, "lines": [],
             "note": "Weekly order from approved requisitions (Riley Park, covering purchasing)."}
     made = checked_write(lambda: client.post("/purchase-orders", body),
-                         lambda: (_my_drafts(client, vendor) or [None])[0])
+                         lambda: next(iter(_my_drafts(client, vendor)), None))
     return str(made["id"])
 
 
@@ -191,6 +191,14 @@ def clause(text: str, cid: str) -> str:
     return m.group(1)
 
 
+def handbook_figure(text: str, pattern: str) -> str:
+    """The figure `pattern` (one group) finds in a clause's text."""
+    m = re.search(pattern, text)
+    if not m:
+        raise RuntimeError(f"the clause does not say {pattern!r}")
+    return m.group(1)
+
+
 SLIP_LINE = re.compile(r"^Line\s+\d+:\s+(\S+)\s+qty\s+([\d.,]+)(?:\s+\(substitute for (\S+)\))?(.*)$", re.M)
 LOT = re.compile(r"lot\s+(\S+)\s+exp\s+(\d{4}-\d{2}-\d{2})\s+qty\s+([\d.,]+)")
 
@@ -209,8 +217,8 @@ def read_slip(body: str) -> dict[str, Any]:
 def receive_slips(client: ErpClient, workspace: Path) -> None:
     """RCV-1.1 to RCV-1.4 for every packing slip in the receiving inbox."""
     rules = handbook_text(workspace)
-    over_pct = float(re.search(r"([\d.]+)\s*%", clause(rules, "RCV-1.2")).group(1))
-    min_days = int(re.search(r"(\d+)\s*days", clause(rules, "RCV-1.3")).group(1))
+    over_pct = float(handbook_figure(clause(rules, "RCV-1.2"), r"([\d.]+)\s*%"))
+    min_days = int(handbook_figure(clause(rules, "RCV-1.3"), r"(\d+)\s*days"))
     today = client.whoami()["business_date"]
     for msg in sorted(client.inbox("receiving"), key=lambda m: m["id"], reverse=True):
         if msg.get("disposition"):
@@ -405,12 +413,17 @@ def match_or_hold(client: ErpClient, invoice_id: str, inv: dict[str, Any]) -> st
                          and h.get("status", "active") == "active"), None)
         if placed():
             continue
-        body = {"reason": reason, "line_no": line_no, "note": why[0].upper() + why[1:] + "."}
-        checked_write(lambda body=body: client.post(f"/ap-invoices/{invoice_id}/holds", body), placed)
+        place_hold(client, invoice_id, {"reason": reason, "line_no": line_no, "note": why[0].upper() + why[1:] + "."},
+                   placed)
     vendor = client.get(f"/vendors/{inv['vendor']}")["name"]
     reasons = sorted({r for r, _, _ in problems})
     return (f"{vendor} invoice {inv['no']} is held for {' and '.join(reasons)}: "
             + "; ".join(w for _, _, w in problems) + ".")
+
+
+def place_hold(client: ErpClient, invoice_id: str, body: dict[str, Any], placed: Callable[[], Any]) -> None:
+    """AP-2.2, AP-2.3: one hold, checked before re-sending."""
+    checked_write(lambda: client.post(f"/ap-invoices/{invoice_id}/holds", body), placed)
 
 
 def write_handoff(workspace: Path, held: list[str]) -> None:
