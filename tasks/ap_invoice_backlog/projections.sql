@@ -28,10 +28,7 @@ ORDER BY v.name, invoice_no;
 
 -- name: ap_invoice_lines
 -- The lines of those invoices as entered, per vendor, number, kind and item (lines of one kind
--- and item added up: a non-PO invoice's lines, freight, tax). An item line that carries its PO
--- line is keyed by that line's ordered item: AP-1.2 asks for the PO line, quantity, unit price
--- and amount, not for the item code to be typed too; a line without a PO line falls back to the
--- item typed.
+-- and item added up: a non-PO invoice's lines, freight, tax).
 SELECT v.name AS vendor,
        upper(replace(replace(replace(i.invoice_no, '-', ''), ' ', ''), '/', '')) AS invoice_no,
        l.kind AS kind,
@@ -42,7 +39,9 @@ SELECT v.name AS vendor,
 FROM ap_invoice_lines l
 JOIN ap_invoices i ON i.id = l.invoice_id
 JOIN vendors v ON v.id = i.vendor_id
-LEFT JOIN po_lines pl ON pl.po_id = i.po_id AND pl.line_no = l.po_line AND l.kind = 'item'
+-- A line that names its PO line bills that line's item: AP-1.2 asks for the PO line, not for the
+-- item code to be typed again (issue 41: no key demands what no clause asks for).
+LEFT JOIN po_lines pl ON pl.po_id = i.po_id AND pl.line_no = l.po_line
 WHERE i.created_on >= :start AND i.status NOT IN ('voided', 'rejected')
 GROUP BY v.name, invoice_no, l.kind, COALESCE(pl.item_id, l.item_id, '')
 ORDER BY v.name, invoice_no, kind, item;
