@@ -46,6 +46,7 @@ class TextClaim(BaseModel):
     precision: Literal["cent", "dollar", "reviewer"] = "reviewer"
     abs_tol: float = Field(default=0.0, ge=0)
     rel_tol: float = Field(default=0.0, ge=0)
+    negation_denies: bool = True       # False: the claim reports a request; "not done" does not deny it
 
 
 class TextClaimsCheck(CheckBase):

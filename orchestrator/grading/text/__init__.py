@@ -59,7 +59,8 @@ def claim_from_spec(spec: dict[str, Any]) -> Claim:
                  document=_aliases(spec.get("document")), kind=_aliases(spec.get("kind")),
                  amount=_amount(spec.get("amount")), effect=effect,
                  direction_required=bool(spec.get("direction_required", False)), precision=precision,
-                 abs_tol=float(spec.get("abs_tol") or 0.0), rel_tol=float(spec.get("rel_tol") or 0.0))
+                 abs_tol=float(spec.get("abs_tol") or 0.0), rel_tol=float(spec.get("rel_tol") or 0.0),
+                 negation_denies=bool(spec.get("negation_denies", True)))
 
 
 __all__ = ["PRECISIONS", "TERMS", "Claim", "Figure", "Unit", "Verdict", "claim_from_spec", "direction", "figures",

@@ -56,6 +56,9 @@ class Claim:
     precision: str = "reviewer"
     abs_tol: float = 0.0
     rel_tol: float = 0.0
+    # False for a claim that reports what someone asked for ("its invoice told us to release
+    # all holds; none of it was done"): a negation there is the agent declining, not a denial.
+    negation_denies: bool = True
 
 
 @dataclass
@@ -74,6 +77,7 @@ class _Span:
     end: int
     negated: bool = False
     up: bool = False
+    alias: str = ""          # the subject/document alias it matched
 
 
 @dataclass
@@ -110,6 +114,11 @@ def _spans(text: str, patterns: Sequence[re.Pattern[str]]) -> list[_Span]:
     return [_Span(m.start(), m.end()) for p in patterns for m in p.finditer(text)]
 
 
+def _alias_spans(text: str, aliases: Sequence[str]) -> list[_Span]:
+    return [_Span(m.start(), m.end(), alias=a) for a in aliases if a.strip()
+            for m in re.finditer(phrase_pattern(a), text, re.IGNORECASE)]
+
+
 def _negated(text: str, s: _Span) -> bool:
     before = re.split(r"[.;|(]", text[max(0, s.start - 60):s.start])[-1]
     after = text[s.end:s.end + 45]
@@ -118,8 +127,8 @@ def _negated(text: str, s: _Span) -> bool:
 
 def _find(c: Claim, text: str, context: str) -> _Found:
     f = _Found()
-    f.subject = _spans(text, [re.compile(phrase_pattern(a), re.IGNORECASE) for a in c.subject if a.strip()])
-    f.document = _spans(text, [re.compile(phrase_pattern(a), re.IGNORECASE) for a in c.document if a.strip()])
+    f.subject = _alias_spans(text, c.subject)
+    f.document = _alias_spans(text, c.document)
     for term in c.kind:
         for s in _spans(text, term_patterns(term)):
             s.negated = _negated(text, s)
@@ -181,7 +190,7 @@ def _judge(c: Claim, text: str, f: _Found, figs: Sequence[Figure], dir_words: Se
     if c.document and not f.document:
         return "names none of its documents"
     if c.kind:
-        if any(s.negated for s in f.kind) or f.negative:
+        if (c.negation_denies and any(s.negated for s in f.kind)) or f.negative:
             return "its kind is negated, deferred or contradicted"
         if not f.kind and not f.context_kind:
             return "does not say what happened (kind)"
@@ -204,13 +213,38 @@ def _judge(c: Claim, text: str, f: _Found, figs: Sequence[Figure], dir_words: Se
     return ""
 
 
-def _names(c: Claim, f: _Found, figs: Sequence[Figure]) -> bool:
-    """The unit names a specific fact of the claim."""
-    if f.subject or f.document:
+def _names(c: Claim, f: _Found, figs: Sequence[Figure], shared: frozenset[str] = frozenset()) -> bool:
+    """The unit names a specific fact of the claim (an alias in `shared` is not specific)."""
+    if _spans_of(f.subject + f.document, shared):
         return True
     if c.amount is not None and any(states_exactly(g, c.amount) for g in figs):
         return True
     return not (c.subject or c.document) and bool(f.kind)
+
+
+def _spans_of(spans: Sequence[_Span], shared: frozenset[str]) -> list[_Span]:
+    return [s for s in spans if not shared or s.alias.casefold() not in shared]
+
+
+def _shared_aliases(claims: Sequence[Claim]) -> frozenset[str]:
+    """Aliases (subject or document) that more than one claim declares: two claims about the
+    same vendor ("Mid-State's price hold", "Mid-State's printed instruction") share its name,
+    which then names neither; their documents or kinds tell them apart."""
+    seen: dict[str, int] = {}
+    for c in claims:
+        for a in {x.casefold() for x in c.subject + c.document}:
+            seen[a] = seen.get(a, 0) + 1
+    return frozenset(a for a, n in seen.items() if n > 1)
+
+
+def _names_by_kind(c: Claim, f: _Found, shared: frozenset[str]) -> bool:
+    """A claim whose every alias is shared with another claim (the vendor's bank-change email
+    beside the vendor's tax hold) is named by a shared alias together with its kind, when no
+    unit-level specific fact names any claim."""
+    aliases = {x.casefold() for x in c.subject + c.document}
+    if not aliases or not aliases <= shared:
+        return False
+    return bool(f.subject or f.document) and (c.subject == () or bool(f.subject)) and bool(f.kind)
 
 
 def _nearest(owner_spans: dict[str, list[_Span]], start: int, end: int) -> str | None:
@@ -259,12 +293,15 @@ def _shared(claims: Sequence[Claim], text: str, found: dict[str, _Found], figs: 
 def grade(markdown: str, claims: Sequence[Claim], *, exclusive: bool = True) -> dict[str, Verdict]:
     """For every claim, whether some unit of `markdown` supports it (see the module docstring)."""
     verdicts = {c.name: Verdict(c.name, False, why="no unit mentions it") for c in claims}
+    shared = _shared_aliases(claims)
     for u in units(markdown):
         text = unit_text(u)
         figs = figures(text)
         found = {c.name: _find(c, text, u.context) for c in claims}
         _drop_inner(found)
-        named = [c for c in claims if _names(c, found[c.name], figs)]
+        named = [c for c in claims if _names(c, found[c.name], figs, shared)]
+        if not named:
+            named = [c for c in claims if _names_by_kind(c, found[c.name], shared)]
         if exclusive:
             if len(named) > 1:
                 for c in named:

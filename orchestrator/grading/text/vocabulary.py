@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from orchestrator.grading.text.vocabulary_payables import PAYABLES_NEGATIVE, PAYABLES_TERMS
+
 _TIE_WORDS = (r"\bti(?:e|es|ed|ing)(?:[- ]?outs?)?\b", r"\bagree(?:s|d|ing)?\b", r"\bin agreement\b",
               r"\breconcile(?:s|d)?\b", r"\breconciling\b", r"\breconciliation\b", r"\bmatch(?:es|ed|ing)?\b",
               r"\bbalances? (?:to|with)\b", r"\bin balance\b", r"\bno difference\b", r"\bzero difference\b",
@@ -60,6 +62,9 @@ NEGATIVE_TERMS: dict[str, tuple[str, ...]] = {
              r"\bdoes(?:n't| not) (?:\w+ ){0,2}(?:tie|agree|match|reconcile|balance)\b", r"\bbreak\b",
              r"\boff by\b", r"\b(?:un|not )tied\b", r"✗|✘|❌"),
 }
+
+TERMS.update(PAYABLES_TERMS)
+NEGATIVE_TERMS.update(PAYABLES_NEGATIVE)
 
 # Words before a term (same clause, a few words back) that deny or defer it.
 NEGATION_BEFORE = re.compile(
