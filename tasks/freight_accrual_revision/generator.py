@@ -160,6 +160,8 @@ def generate(ctx: GeneratorContext) -> None:
     ctx.truth.absent = {"freight_accruals": [{"receipt": r} for r in
                                              (rev["receipt"], invoiced["id"], paid["id"])]}
     ctx.truth.values = {"revised_sources": f"{rev['receipt']}@{REVERSAL_DAY}",
-                        "reversed_receipt": rev["receipt"], "reversed_amount": rev["amount"]}
+                        "reversed_receipt": rev["receipt"], "reversed_amount": rev["amount"],
+                        # The note (FRT-3.2) names the receipt by its id, written with or without its dash.
+                        "reversed_receipt_ids": list(dict.fromkeys([rev["receipt"], rev["receipt"].replace("-", "")]))}
     ctx.truth.facts = {"accruals": {a["receipt"]: a["amount"] for a in accruals},
                        "history_accruals": sorted(set(by_id) - {partial["id"], kept["id"], rev["receipt"]})}
