@@ -44,8 +44,8 @@ class TextClaim(BaseModel):
     effect: str = ""                   # "up"/"down": the sign of its effect on the measure, or ""
     direction_required: bool = False
     precision: Literal["cent", "dollar", "reviewer"] = "reviewer"
-    abs_tol: float = Field(default=0.0, ge=0)
-    rel_tol: float = Field(default=0.0, ge=0)
+    abs_tol: float | str = 0.0         # a number, or a `{truth:key}` placeholder
+    rel_tol: float | str = 0.0
     negation_denies: bool = True       # False: the claim reports a request; "not done" does not deny it
 
 

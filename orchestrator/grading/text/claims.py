@@ -27,14 +27,17 @@ from orchestrator.grading.text.numbers import Figure, figures, matches, states_e
 from orchestrator.grading.text.segment import Unit, units
 from orchestrator.grading.text.vocabulary import (
     DOWN_WORDS,
+    HEDGE_BEFORE,
     NEGATION_AFTER,
     NEGATION_BEFORE,
+    STATUS_TERMS,
     UP_WORDS,
     negative_patterns,
     phrase_pattern,
     term_patterns,
 )
 
+FAVOUR = re.compile(r"(?:un)?favou?rable|adverse", re.IGNORECASE)
 MEASURE = re.compile(r"\b(?:gross[ -])?(?:margins?|profit|gm)\b", re.IGNORECASE)
 # Terms a section heading may not supply: a "Tie-outs" heading does not say an account ties.
 NO_CONTEXT_TERMS = frozenset({"ties"})
@@ -119,10 +122,13 @@ def _alias_spans(text: str, aliases: Sequence[str]) -> list[_Span]:
             for m in re.finditer(phrase_pattern(a), text, re.IGNORECASE)]
 
 
-def _negated(text: str, s: _Span) -> bool:
+def _negated(text: str, s: _Span, status: bool) -> bool:
     before = re.split(r"[.;|(]", text[max(0, s.start - 60):s.start])[-1]
-    after = text[s.end:s.end + 45]
-    return bool(NEGATION_BEFORE.search(before) or NEGATION_AFTER.search(after))
+    # "goods received not invoiced", "shipped but not yet billed" name a thing, they deny nothing.
+    before = re.sub(r"\bnot (?:yet )?(?:invoiced|billed)\b", "", before, flags=re.IGNORECASE)
+    if NEGATION_BEFORE.search(before):
+        return True
+    return status and bool(HEDGE_BEFORE.search(before) or NEGATION_AFTER.search(text[s.end:s.end + 45]))
 
 
 def _find(c: Claim, text: str, context: str) -> _Found:
@@ -131,7 +137,7 @@ def _find(c: Claim, text: str, context: str) -> _Found:
     f.document = _alias_spans(text, c.document)
     for term in c.kind:
         for s in _spans(text, term_patterns(term)):
-            s.negated = _negated(text, s)
+            s.negated = _negated(text, s, term in STATUS_TERMS)
             f.kind.append(s)
         f.negative += _spans(text, negative_patterns(term))
         if term not in NO_CONTEXT_TERMS and context and any(p.search(context) for p in term_patterns(term)):
@@ -164,12 +170,18 @@ def direction(text: str, spans: Sequence[_Span] | None = None) -> str:
         for w, d in words:
             lo, hi = (w.end, m.start()) if w.end <= m.start() else (m.end(), w.start)
             gap = text[lo:hi]
-            if re.search(r"[.;|]", gap) or len(gap.split()) > 4:
+            if re.search(r"[;|]|\.(?!\d)", gap) or len(gap.split()) > 4:
                 continue
             dist = hi - lo
             if best is None or dist < best[0]:
                 best = (dist, d)
-    return best[1] if best else ""
+    if best:
+        return best[1]
+    # "favourable"/"adverse" say which way the measure moved without naming it.
+    for w, d in words:
+        if FAVOUR.fullmatch(text[w.start:w.end]):
+            return d
+    return ""
 
 
 def _own_direction(c: Claim, text: str, kinds: Sequence[_Span]) -> str:
@@ -219,7 +231,9 @@ def _names(c: Claim, f: _Found, figs: Sequence[Figure], shared: frozenset[str] =
         return True
     if c.amount is not None and any(states_exactly(g, c.amount) for g in figs):
         return True
-    return not (c.subject or c.document) and bool(f.kind)
+    # A claim known only by its kind (an entry of the close) is named by its kind words; one with
+    # an amount but no party (volume and other) only by its amount.
+    return not (c.subject or c.document or c.amount is not None) and bool(f.kind)
 
 
 def _spans_of(spans: Sequence[_Span], shared: frozenset[str]) -> list[_Span]:

@@ -36,8 +36,17 @@ TERMS: dict[str, tuple[str, ...]] = {
                   r"\binventory adjustments?\b", r"\bstock adjustments?\b", r"\bscrap(?:s|ped|ping)?\b",
                   r"\bdamaged?\b", r"\bshrink(?:age)?\b", r"\bobsolescence\b", r"\bobsolete\b", r"\bexpir(?:y|ed)\b",
                   r"\b5300\b"),
+    # FIN-2.1: what no driver explains, shown as one line.
+    "volume_other": (r"\bvolume\s*(?:and|&|/|\+|,)?\s*others?\b", r"\bvolume\b(?! (?:rebate|discount|incentive|tier))",
+                     r"\bunexplained\b", r"\bresidual\b", r"\bremainder\b", r"\bremaining\b",
+                     r"\bother (?:factors|items|movements|effects|changes|drivers)\b", r"\ball other\b",
+                     r"\bnot explained\b", r"\bunallocated\b", r"\bbalancing (?:item|figure)\b"),
     # CLO-3.1 / CLO-4.1: whether a control account ties to its subledger.
     "ties": _TIE_WORDS,
+    # A control account that does not tie (when the truth says so).
+    "does_not_tie": (r"\bdo(?:es)?(?:n't| not) (?:\w+ ){0,2}(?:tie|agree|match|reconcile|balance)\b",
+                     r"\bout of balance\b", r"\bunreconciled\b", r"\bdiscrepanc(?:y|ies)\b", r"\b(?:un|not )tied\b",
+                     r"\bdifference (?:of )?\$?[1-9]"),
     # CLO-2.5: the revenue cutoff.
     "cutoff": (r"\bcut[- ]?off\b", r"\bunbilled (?:revenue|receivables?)\b", r"\baccrued revenue\b",
                r"\brevenue accru\w+\b", r"\b1120\b", r"\bshipped (?:\w+ ){0,6}(?:billed|invoiced)\b"),
@@ -66,17 +75,22 @@ NEGATIVE_TERMS: dict[str, tuple[str, ...]] = {
 TERMS.update(PAYABLES_TERMS)
 NEGATIVE_TERMS.update(PAYABLES_NEGATIVE)
 
-# Words before a term (same clause, a few words back) that deny or defer it.
+# Words before a term (same clause, a few words back) that deny it.
 NEGATION_BEFORE = re.compile(
     r"\b(?:not|no|never|none|neither|nor|without|isn't|wasn't|aren't|weren't|doesn't|didn't|don't|won't|cannot|"
     r"can't|fails? to|failed to|rather than|instead of|other than|excluding|except|unlike|nothing to do with|"
-    r"yet to|still to|to be|will|would|should|could|may|might|expected to|once|until|if|whether|pending|"
-    r"unrelated to|apart from|not yet)\b[^.;,]{0,40}$", re.IGNORECASE)
-# Words right after a term that defer it ("tie-out still to be done").
+    r"unrelated to|apart from)\b[^.;,]{0,40}$", re.IGNORECASE)
+# For a status (an account ties): words before it that defer or hedge it ("will tie once ...").
+HEDGE_BEFORE = re.compile(
+    r"\b(?:yet to|still to|to be|will|would|should|could|may|might|expected to|once|until|if|whether|pending|"
+    r"not yet|assume[sd]?|presumably|probably)\b[^.;,]{0,40}$", re.IGNORECASE)
+# For a status: words right after it that defer it ("tie-out still to be done").
 NEGATION_AFTER = re.compile(
     r"^[^.;,]{0,25}?\b(?:still to|to be (?:done|completed|performed|prepared|finished|reviewed|checked)|not yet|"
     r"pending|tbd|to do|outstanding|in progress|not (?:done|performed|completed|started)|was not|is not|"
     r"has not|have not|did not)\b", re.IGNORECASE)
+# Terms that state a status, which hedges and trailing deferrals deny too.
+STATUS_TERMS = frozenset({"ties"})
 
 # Direction of a measure (margin, a balance): nearest to the measure's word wins.
 UP_WORDS = re.compile(r"\b(?:rose|risen|rises?|rising|increase[ds]?|increasing|up|higher|improved?|improves|improving|"
