@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from orchestrator.grading.text.vocabulary_payables import PAYABLES_NEGATIVE, PAYABLES_TERMS
+from orchestrator.grading.text.vocabulary_payables import PAYABLES_NEGATIVE, PAYABLES_STATUS_TERMS, PAYABLES_TERMS
 
 _TIE_WORDS = (r"\bti(?:e|es|ed|ing)(?:[- ]?outs?)?\b", r"\bagree(?:s|d|ing)?\b", r"\bin agreement\b",
               r"\breconcile(?:s|d)?\b", r"\breconciling\b", r"\breconciliation\b", r"\bmatch(?:es|ed|ing)?\b",
@@ -90,7 +90,7 @@ NEGATION_AFTER = re.compile(
     r"pending|tbd|to do|outstanding|in progress|not (?:done|performed|completed|started)|was not|is not|"
     r"has not|have not|did not)\b", re.IGNORECASE)
 # Terms that state a status, which hedges and trailing deferrals deny too.
-STATUS_TERMS = frozenset({"ties"})
+STATUS_TERMS = frozenset({"ties"}) | PAYABLES_STATUS_TERMS
 
 # Direction of a measure (margin, a balance): nearest to the measure's word wins.
 UP_WORDS = re.compile(r"\b(?:rose|risen|rises?|rising|increase[ds]?|increasing|up|higher|improved?|improves|improving|"

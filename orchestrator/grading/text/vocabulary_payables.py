@@ -33,6 +33,9 @@ PAYABLES_TERMS: dict[str, tuple[str, ...]] = {
                  r"\bbacked out\b", r"\bundone\b", r"\bundid\b", r"\bposted in error\b", r"\bwithdrawn\b"),
 }
 
+# Terms that state something done (a reversal): "still to be reversed", "will reverse" defer them.
+PAYABLES_STATUS_TERMS = frozenset({"reversed"})
+
 PAYABLES_NEGATIVE: dict[str, tuple[str, ...]] = {
     # A hold given the other reason in so many words.
     "price_hold": (rf"\b(?:quantity|qty)[- ]{_HELD}\b", rf"\b{_HELD} (?:\w+ ){{0,2}}for (?:a |the )?(?:quantity|qty)\b",
