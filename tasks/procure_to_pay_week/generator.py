@@ -212,8 +212,9 @@ def _handoff_aliases(ctx: GeneratorContext, ng: Northgate) -> None:
     short = {MIDSTATE: ["Mid-State", "Midstate", "Mid State"], COASTLINE: ["Coastline", "Coastline Seals"],
              KEYSTONE: ["Keystone", "Keystone Fasteners"]}
     for key, vid in (("midstate", MIDSTATE), ("coastline", COASTLINE), ("keystone", KEYSTONE)):
-        cfg = ctx.world.vendors[vid]["invoice"]
-        numbers = [f"{cfg['prefix']}{int(cfg['start']) + k}" for k in range(INVOICES_PER_VENDOR)]
+        cfg = ctx.world.vendors[vid].invoice
+        assert cfg is not None and cfg.prefix and cfg.start is not None
+        numbers = [f"{cfg.prefix}{cfg.start + k}" for k in range(INVOICES_PER_VENDOR)]
         ctx.truth.values[f"{key}_names"] = [ng.vendor(vid).name, vid, *short[vid]]
         ctx.truth.values[f"{key}_invoice_nos"] = [form for n in numbers for form in (n, n.replace("-", ""))]
 
