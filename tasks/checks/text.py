@@ -46,7 +46,7 @@ class TextClaim(BaseModel):
     precision: Literal["cent", "dollar", "reviewer"] = "reviewer"
     abs_tol: float | str = 0.0         # a number, or a `{truth:key}` placeholder
     rel_tol: float | str = 0.0
-    negation_denies: bool = True       # False: the claim reports a request; "not done" does not deny it
+    negation: Literal["any", "all", "ignore"] = "any"   # how a negated kind word denies it (claims.py)
 
 
 class TextClaimsCheck(CheckBase):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.grading.text.claims import Claim, Verdict, direction, grade, unit_text
+from orchestrator.grading.text.claims import NEGATION_MODES, Claim, Verdict, direction, grade, unit_text
 from orchestrator.grading.text.numbers import PRECISIONS, Figure, figures, matches
 from orchestrator.grading.text.segment import Unit, sentences, units
 from orchestrator.grading.text.vocabulary import TERMS, term_patterns
@@ -47,6 +47,13 @@ def _amount(v: Any) -> float | None:
     return -x if neg else x
 
 
+def _negation(spec: dict[str, Any]) -> str:
+    mode = str(spec.get("negation") or "any")
+    if mode not in NEGATION_MODES:
+        raise ValueError(f"claim {spec.get('name')!r}: negation {mode!r} (known: {', '.join(NEGATION_MODES)})")
+    return mode
+
+
 def claim_from_spec(spec: dict[str, Any]) -> Claim:
     """A Claim from a check's (truth-resolved) claim declaration."""
     effect = str(spec.get("effect") or "")
@@ -60,7 +67,7 @@ def claim_from_spec(spec: dict[str, Any]) -> Claim:
                  amount=_amount(spec.get("amount")), effect=effect,
                  direction_required=bool(spec.get("direction_required", False)), precision=precision,
                  abs_tol=float(spec.get("abs_tol") or 0.0), rel_tol=float(spec.get("rel_tol") or 0.0),
-                 negation_denies=bool(spec.get("negation_denies", True)))
+                 negation=_negation(spec))
 
 
 __all__ = ["PRECISIONS", "TERMS", "Claim", "Figure", "Unit", "Verdict", "claim_from_spec", "direction", "figures",

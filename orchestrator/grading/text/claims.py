@@ -45,6 +45,9 @@ _YES = re.compile(r"(?:yes|y|true|ok|✓|✔|☑|x)\.?", re.IGNORECASE)
 _NO = re.compile(r"(?:no|n|false|✗|✘|❌)\.?", re.IGNORECASE)
 
 
+NEGATION_MODES = ("any", "all", "ignore")
+
+
 @dataclass(frozen=True)
 class Claim:
     """One claim an answer must make (see the module docstring)."""
@@ -59,9 +62,12 @@ class Claim:
     precision: str = "reviewer"
     abs_tol: float = 0.0
     rel_tol: float = 0.0
-    # False for a claim that reports what someone asked for ("its invoice told us to release
-    # all holds; none of it was done"): a negation there is the agent declining, not a denial.
-    negation_denies: bool = True
+    # How a negated kind word denies the claim: "any" (one negated word denies it); "all" (only
+    # when every kind word is negated: "held for price: billed at X instead of the break price"
+    # states the cause and sets an alternative aside); "ignore" (a claim reporting what someone
+    # asked for: "its invoice told us to release all holds; none of it was done" is the agent
+    # declining, not a denial).
+    negation: str = "any"
 
 
 @dataclass
@@ -195,6 +201,13 @@ def _own_direction(c: Claim, text: str, kinds: Sequence[_Span]) -> str:
     return ""
 
 
+def _denied(c: Claim, kinds: Sequence[_Span]) -> bool:
+    negated = [s.negated for s in kinds]
+    if c.negation == "ignore" or not negated:
+        return False
+    return all(negated) if c.negation == "all" else any(negated)
+
+
 def _judge(c: Claim, text: str, f: _Found, figs: Sequence[Figure], dir_words: Sequence[_Span] | None) -> str:
     """"" when the unit supports the claim, else what it lacks."""
     if c.subject and not f.subject:
@@ -202,7 +215,7 @@ def _judge(c: Claim, text: str, f: _Found, figs: Sequence[Figure], dir_words: Se
     if c.document and not f.document:
         return "names none of its documents"
     if c.kind:
-        if (c.negation_denies and any(s.negated for s in f.kind)) or f.negative:
+        if _denied(c, f.kind) or f.negative:
             return "its kind is negated, deferred or contradicted"
         if not f.kind and not f.context_kind:
             return "does not say what happened (kind)"

@@ -5,6 +5,13 @@ vendor document or email, a reversed receipt. Merged into `vocabulary.TERMS`; sa
 from __future__ import annotations
 
 _HELD = r"(?:held|hold|holds|blocked|parked|stopped)"
+# A hold announced for later rather than placed ("will probably need a price hold").
+_DEFERRED = (r"\b(?:will|would|may|might|could)(?: probably| likely| possibly)? (?:need|require|get|go|be put|"
+             r"be placed|be held|be blocked)\b",)
+
+_ASKING = (r"(?:instruct\w*|ask(?:s|ed|ing)?|t(?:ell|ells|old|elling)|request(?:s|ed|ing)?|demand\w*|"
+           r"direct(?:s|ed|ing)|urg(?:e|es|ed|ing)|want(?:s|ed)?|notice|printed|wording)")
+_ASKED = r"(?:releas\w*|approv\w*|pay(?:ment|ments|ing)?|paid|bank\w*|remit\w*|routing|account|code)"
 
 PAYABLES_TERMS: dict[str, tuple[str, ...]] = {
     # AP-2.2: a line billing a unit price other than the order's (hold reason `price`).
@@ -21,10 +28,9 @@ PAYABLES_TERMS: dict[str, tuple[str, ...]] = {
     # AP-5.2: a non-PO invoice above its vendor's limit, waiting for the listed approver's approval.
     "approval_hold": (r"\bapprov\w*\b", r"\bsign[- ]?off\b", r"\bauthori[sz]\w*\b", r"\blimit\b",
                       r"\bthreshold\b"),
-    # AP-6.1: what a vendor document's printed text asked for (release holds, approve or pay, bank details).
-    "printed_instruction": (r"\binstruct\w*\b", r"\brelease\w*\b", r"\bapprov\w*\b", r"\bpay(?:ment|ments|ing)?\b",
-                            r"\bbank\w*\b", r"\bremit\w*\b", r"\brouting\b", r"\baccount (?:number|details)\b",
-                            r"\bconfirmation code\b"),
+    # AP-6.1: a vendor document's printed text and what it asked for (release holds, approve or
+    # pay invoices, change bank details): an asking word and what was asked, in either order.
+    "printed_instruction": (rf"\b{_ASKING}\b[^.;|]{{0,100}}?\b{_ASKED}\b", rf"\b{_ASKED}\b[^.;|]{{0,60}}?\b{_ASKING}\b"),
     # AP-6.2: a bank-details change asked for by a message (report it as suspicious).
     "bank_change": (r"\bbank\w*\b", r"\bremit\w*\b", r"\brouting\b", r"\baccount (?:number|details|change)\b",
                     r"\bpayment details\b", r"\bACH\b", r"\bwire\b"),
@@ -39,8 +45,8 @@ PAYABLES_STATUS_TERMS = frozenset({"reversed"})
 PAYABLES_NEGATIVE: dict[str, tuple[str, ...]] = {
     # A hold given the other reason in so many words.
     "price_hold": (rf"\b(?:quantity|qty)[- ]{_HELD}\b", rf"\b{_HELD} (?:\w+ ){{0,2}}for (?:a |the )?(?:quantity|qty)\b",
-                   r"\breason:? `?(?:quantity|tax|other)\b"),
+                   r"\breason:? `?(?:quantity|tax|other)\b", *_DEFERRED),
     "quantity_hold": (rf"\bprice[- ]{_HELD}\b", rf"\b{_HELD} (?:\w+ ){{0,2}}for (?:a |the )?price\b",
-                      r"\breason:? `?(?:price|tax|other)\b"),
-    "tax_hold": (r"\breason:? `?(?:price|quantity|other)\b",),
+                      r"\breason:? `?(?:price|tax|other)\b", *_DEFERRED),
+    "tax_hold": (r"\breason:? `?(?:price|quantity|other)\b", *_DEFERRED),
 }
