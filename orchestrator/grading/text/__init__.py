@@ -14,9 +14,14 @@ API (stable; packs' text checks and their table tests use only this):
 - `Claim`, `Verdict`, `grade(markdown, claims, exclusive=True) -> {claim name: Verdict}`
   (claims): per-claim matching with negation, direction, figures bound to their claim and the
   list-everything rule. `claim_from_spec(dict)` builds a Claim from a check's declaration.
+  An alias two claims share (one vendor's price hold and its printed instruction) names
+  neither; a claim whose aliases are all shared is named by an alias together with its kind.
+  `Claim.negation` ("any", "all", "ignore") says how a negated kind word denies the claim.
+  Payables terms (hold reasons, reported requests, reversal): `vocabulary_payables`.
 
 The check type that uses it is `text_claims` (tasks/checks/text.py: `TextClaimsCheck`; grader
-function in orchestrator/grading/checks.py).
+function in orchestrator/grading/checks.py); its `erp_ids_from: table.column` lets a claim's
+documents also go by the ERP id of the rows numbered as one of them (final database).
 """
 from __future__ import annotations
 
