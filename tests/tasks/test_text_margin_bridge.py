@@ -223,7 +223,21 @@ def c_numbered_usd_reduced(f: Facts) -> str:
         f"5) Volume and other: {'-' if f.other < 0 else '+'}USD {abs(f.other):,.2f}.\n")
 
 
+def c_terse_table(f: Facts) -> str:
+    """Driver labels of one word, the vendor's ERP invoice id, signed whole dollars."""
+    d = f.d
+    sign = "-" if f.falls else "+"
+    return (f"August GM: {whole(f.prior)}. September GM: {whole(f.month)}. Change: {sign}{whole(f.change)}.\n\n"
+            "| Driver | Who | Doc | $ |\n|:--|:--|:--|--:|\n"
+            f"| Price | {d['price']['who']} | {d['price']['erp']} | -{d['price']['amt']:,.0f} |\n"
+            f"| Rebate | {d['rebate']['who']} | {d['rebate']['erp']} | -{d['rebate']['amt']:,.0f} |\n"
+            f"| Mix | {d['mix']['desc']} | {d['mix']['po']} | -{d['mix']['amt']:,.0f} |\n"
+            f"| Write-off | {d['write_off']['who']} | {d['write_off']['erp']} | -{d['write_off']['amt']:,.0f} |\n"
+            f"| Volume/other | | | {'-' if f.other < 0 else '+'}{abs(f.other):,.0f} |\n")
+
+
 CORRECT: dict[str, Callable[[Facts], str]] = {
+    "terse table": c_terse_table,
     "prose": c_prose, "bullets rounded to dollars": c_bullets_rounded, "table with parentheses": c_table_parentheses,
     "K amounts and ERP ids": c_kilo_bullets_erp_ids, "headings and abbreviations": c_headings,
     "other order, Co. suffix": c_other_order_co, "fell from .. to": c_fell_from_to,

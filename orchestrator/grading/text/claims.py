@@ -274,16 +274,24 @@ def _names_by_kind(c: Claim, f: _Found, shared: frozenset[str]) -> bool:
     return bool(f.subject or f.document) and (c.subject == () or bool(f.subject)) and bool(f.kind)
 
 
-def _nearest(owner_spans: dict[str, list[_Span]], start: int, end: int) -> str | None:
-    best: tuple[int, int, str] | None = None
+_CLAUSE_BREAK = re.compile(r"[,;|]|\band\b|\bwhile\b|\bwhereas\b|\bbut\b")
+
+
+def _nearest(owner_spans: dict[str, list[_Span]], start: int, end: int, breaks: Sequence[int]) -> str | None:
+    """The claim whose anchor stands nearest: first in the same clause ("payroll of $A,
+    depreciation of $B"), then by characters; on a tie the anchor after the figure ("$X in
+    August")."""
+    best: tuple[int, int, int, str] | None = None
     for name, spans in owner_spans.items():
         for s in spans:
-            after = 0 if s.start >= end else 1  # on a tie, the anchor after the figure wins
-            dist = s.start - end if s.start >= end else (start - s.end if s.end <= start else 0)
-            key = (max(dist, 0), after, name)
+            after = 0 if s.start >= end else 1
+            lo, hi = (end, s.start) if s.start >= end else (s.end, start)
+            dist = max(hi - lo, 0)
+            crossed = sum(1 for b in breaks if lo <= b < hi)
+            key = (crossed, dist, after, name)
             if best is None or key < best:
                 best = key
-    return best[2] if best else None
+    return best[3] if best else None
 
 
 def _shared(claims: Sequence[Claim], text: str, found: dict[str, _Found], figs: list[Figure]) -> dict[str, str]:
@@ -291,9 +299,13 @@ def _shared(claims: Sequence[Claim], text: str, found: dict[str, _Found], figs: 
     anchors: dict[str, list[_Span]] = {}
     for c in claims:
         f = found[c.name]
-        a = f.subject if c.subject else f.kind
+        a = f.subject if c.subject else (f.kind or f.document)
         if a:
             anchors[c.name] = a
+    if not anchors:
+        # Nothing in the unit names a claim: the section's heading says what its lines are about.
+        anchors = {c.name: [_Span(0, 0)] for c in claims if found[c.name].context_kind}
+    breaks = [m.start() for m in _CLAUSE_BREAK.finditer(text)]
     out: dict[str, str] = {}
     if not anchors:
         return out
@@ -307,12 +319,12 @@ def _shared(claims: Sequence[Claim], text: str, found: dict[str, _Found], figs: 
         if c.name not in anchors:
             continue
         f = found[c.name]
-        mine = [g for g in figs if _nearest(anchors, g.start, g.end) == c.name]
+        mine = [g for g in figs if _nearest(anchors, g.start, g.end, breaks) == c.name]
         shared_kind = any(kind_count.get(t, 0) > 1 for t in c.kind) and bool(c.subject)
-        kinds = [s for s in f.kind if (shared_kind and not s.negated) or _nearest(anchors, s.start, s.end) == c.name]
-        negs = [s for s in f.negative if _nearest(anchors, s.start, s.end) == c.name]
+        kinds = [s for s in f.kind if (shared_kind and not s.negated) or _nearest(anchors, s.start, s.end, breaks) == c.name]
+        negs = [s for s in f.negative if _nearest(anchors, s.start, s.end, breaks) == c.name]
         view = _Found(f.subject, f.document, kinds, negs, f.context_kind)
-        words = [s for s in dir_spans if _nearest(anchors, s.start, s.end) == c.name]
+        words = [s for s in dir_spans if _nearest(anchors, s.start, s.end, breaks) == c.name]
         out[c.name] = _judge(c, text, view, mine, words)
     return out
 

@@ -16,7 +16,7 @@ from orchestrator.grading.text.vocabulary_payables import PAYABLES_NEGATIVE, PAY
 _TIE_WORDS = (r"\bti(?:e|es|ed|ing)(?:[- ]?outs?)?\b", r"\bagree(?:s|d|ing)?\b", r"\bin agreement\b",
               r"\breconcile(?:s|d)?\b", r"\breconciling\b", r"\breconciliation\b", r"\bmatch(?:es|ed|ing)?\b",
               r"\bbalances? (?:to|with)\b", r"\bin balance\b", r"\bno difference\b", r"\bzero difference\b",
-              r"\bdifferences?(?: of| is|:)?\s*(?:nil|none|zero|\$?0(?:\.00)?\b)", r"\bequals?\b", r"\bequal to\b", r"\bsame as\b",
+              r"\bdifferences?(?: of| is|:)?\s*(?:nil|none|zero|\$?0(?:\.00)?(?![.,]?\d))", r"\bno variance\b", r"\bbalanced\b", r"\bequals?\b", r"\bequal to\b", r"\bsame as\b",
               r"\bconsistent with\b", r"\bsquares?\b", r"\bin line with\b", r"✓|✔|☑")
 
 TERMS: dict[str, tuple[str, ...]] = {
@@ -26,16 +26,23 @@ TERMS: dict[str, tuple[str, ...]] = {
                        r"\bprices? (?:\w+ ){0,2}(?:rose|risen|went up|increased|were raised|was raised|higher)\b",
                        r"\bhigher (?:unit |purchase |vendor )?prices?\b", r"\bnew (?:unit )?prices?\b",
                        r"\binvoice price variance\b", r"\bIPV\b", r"\bpurchase price variance\b", r"\bPPV\b",
-                       r"\bsupplemental invoice\b", r"\bsurcharge\b", r"\b5110\b"),
+                       r"\bsupplemental invoice\b", r"\bsurcharge\b", r"\b5110\b",
+                       # A driver labelled "Price" in a bridge table or a list: the kind words of a
+                       # driver only decide which driver a unit may support, so they can be broad.
+                       r"\bpric(?:e|es|ed|ing)\b", r"\b(?:cost|rate) (?:increase|rise)s?\b",
+                       r"\braised (?:its |their )?(?:unit )?(?:costs|rates)\b"),
     # FIN-2.3: a retroactive customer rebate tier, accrued against sales discounts (4100).
-    "rebate": (r"\brebates?\b", r"\bvolume (?:discount|incentive)s?\b", r"\bsales discounts?\b", r"\b4100\b"),
+    "rebate": (r"\brebates?\b", r"\bvolume (?:discount|incentive)s?\b", r"\bsales discounts?\b", r"\b4100\b",
+               r"\bretro(?:active|spective)? (?:discount|credit)s?\b", r"\bcustomer (?:discount|credit|incentive)s?\b"),
     # FIN-2.4: a sale earning a margin rate well below the previous month's shifts the mix.
-    "mix": (r"\bmix\b", r"\blow(?:er)?[- ]margin\b", r"\bthin[- ]margin\b", r"\bmargin[- ]dilut\w*", r"\bdilut\w+\b"),
+    "mix": (r"\bmix\b", r"\blow(?:er)?[- ]margin\b", r"\bthin[- ]margin\b", r"\bmargin[- ]dilut\w*", r"\bdilut\w+\b",
+            r"\bproject (?:order|sale|pricing|price)s?\b", r"\bbelow[- ](?:average|normal|usual) margins?\b",
+            r"\bmargin rate\b"),
     # FIN-2.5: inventory write-offs (damage, obsolescence, expiry) through inventory adjustments (5300).
     "write_off": (r"\bwr(?:ite|ites|iting|itten|ote)[- ]?(?:off|offs|down|downs)\b", r"\bwriteoffs?\b",
                   r"\binventory adjustments?\b", r"\bstock adjustments?\b", r"\bscrap(?:s|ped|ping)?\b",
                   r"\bdamaged?\b", r"\bshrink(?:age)?\b", r"\bobsolescence\b", r"\bobsolete\b", r"\bexpir(?:y|ed)\b",
-                  r"\b5300\b"),
+                  r"\b5300\b", r"\bdestroy\w*", r"\bspoil\w*", r"\bloss(?:es)? on (?:stock|inventory)\b"),
     # FIN-2.1: what no driver explains, shown as one line.
     "volume_other": (r"\bvolume\s*(?:and|&|/|\+|,)?\s*others?\b", r"\bvolume\b(?! (?:rebate|discount|incentive|tier))",
                      r"\bunexplained\b", r"\bresidual\b", r"\bremainder\b", r"\bremaining\b",
@@ -60,9 +67,9 @@ TERMS: dict[str, tuple[str, ...]] = {
     # Months and the change of a measure.
     "prior_month": (r"\baug(?:ust|\.)?\b", r"\b2026-08\b", r"\b0?8/2026\b", r"\b(?:prior|previous|last) month\b"),
     "month": (r"\bsep(?:t|tember)?\.?\b", r"\b2026-09\b", r"\b0?9/2026\b", r"\b(?:this|current) month\b"),
-    "change": (r"\bchange[ds]?\b", r"\bmoved?\b", r"\bdifference\b", r"\bvariance\b", r"\bdelta\b", r"\bbridge\b",
+    "change": (r"\bchange[ds]?\b", r"\bmoved?\b", r"\bdifference\b", r"\bvariance\b", r"\bdelta\b",
                r"\b(?:fell|rose|dropped|declined|decreased|increased|grew|shrank)\b",
-               r"\b(?:decrease|increase|decline|drop|fall|rise|swing|reduction|improvement)\b", r"\bnet\b",
+               r"\b(?:decrease|increase|decline|drop|fall|rise|swing|reduction|improvement)\b",
                r"\b(?:lower|higher) than\b"),
 }
 
