@@ -7,7 +7,8 @@ root). The turn's HOME is fresh and empty; this prepares it so the CLI never pro
 done, the permission-bypass mode accepted, no auto-update), turns non-essential traffic off, and
 runs
 
-    claude -p PROMPT --output-format json --dangerously-skip-permissions --model $PB_MODEL
+    claude -p PROMPT --output-format json --dangerously-skip-permissions \
+        --disallowedTools WebSearch,WebFetch --model $PB_MODEL
 
 with the workspace as its working directory, pointed at the model gateway through
 ANTHROPIC_BASE_URL and the attempt's virtual key in ANTHROPIC_API_KEY (both set by the runtime).
@@ -43,6 +44,11 @@ QUIET_ENV = {
     "NO_COLOR": "1",
 }
 EXIT_SETUP = 125
+# Tools that reach outside the attempt through the provider (WebSearch is Anthropic's server-side
+# web_search tool) or would try the network: never offered to the model. The gateway refuses
+# provider-executed tools anyway (model_gateway.policy); this keeps an honest agent from
+# tripping over it every turn.
+DISALLOWED_TOOLS = ("WebSearch", "WebFetch")
 
 
 def prepare_home(home: Path) -> None:
@@ -53,14 +59,16 @@ def prepare_home(home: Path) -> None:
     (home / ".claude.json").write_text(json.dumps(state, indent=1) + "\n", encoding="utf-8")
     settings_dir = home / ".claude"
     settings_dir.mkdir(exist_ok=True)
-    settings = {"permissions": {"defaultMode": "bypassPermissions"}, "includeCoAuthoredBy": False,
+    settings = {"permissions": {"defaultMode": "bypassPermissions", "deny": list(DISALLOWED_TOOLS)},
+                "includeCoAuthoredBy": False,
                 "cleanupPeriodDays": 1}
     (settings_dir / "settings.json").write_text(json.dumps(settings, indent=1) + "\n", encoding="utf-8")
 
 
 def claude_argv(binary: str, prompt: str, model: str) -> list[str]:
     """The one command line of a turn."""
-    return [binary, "-p", prompt, "--output-format", "json", "--dangerously-skip-permissions", "--model", model]
+    return [binary, "-p", prompt, "--output-format", "json", "--dangerously-skip-permissions",
+            "--disallowedTools", ",".join(DISALLOWED_TOOLS), "--model", model]
 
 
 def copy_session_logs(home: Path, out_dir: Path) -> None:

@@ -5,7 +5,9 @@
 Codex CLI is not installable here: its binary is the user's, given through the system's
 `image` or `mounts` (see the README). This prepares the turn's fresh HOME with a
 `~/.codex/config.toml` whose only model provider is the attempt's gateway, on the Responses
-wire API, with approvals off and no sandbox of its own (the container is the sandbox):
+wire API, with approvals off, no sandbox of its own (the container is the sandbox) and web search
+off (Codex 0.163 offers the model the provider's hosted `web_search` tool by default, which the
+gateway refuses: model_gateway.policy):
 
     [model_providers.pb-gateway]
     base_url = "$OPENAI_BASE_URL"        # http://model-gateway:8080/v1, set by the runtime
@@ -42,6 +44,7 @@ def codex_config(base_url: str, model: str) -> str:
         'approval_policy = "never"',
         'sandbox_mode = "danger-full-access"',
         "check_for_update_on_startup = false",
+        'web_search = "disabled"',
         "",
         f"[model_providers.{PROVIDER_ID}]",
         'name = "process-bench model gateway"',

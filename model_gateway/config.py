@@ -18,6 +18,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .policy import allowed_families
+
 ProviderName = Literal["anthropic", "openai"]
 
 # Which provider API each path belongs to. Nothing else is forwarded.
@@ -80,6 +82,14 @@ class GatewayConfig(BaseModel):
     prices: str | None = Field(default=None, description="price table file; default: the packaged one")
     upstream_timeout_s: float = Field(default=600.0, gt=0)
     connect_timeout_s: float = Field(default=10.0, gt=0)
+    provider_tools: tuple[str, ...] = Field(default=(), description="provider-executed tool families allowed on "
+                                            "purpose (model_gateway.policy.PROVIDER_TOOLS); default: none")
+
+    @field_validator("provider_tools")
+    @classmethod
+    def _provider_tools(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        allowed_families(value)  # ValueError names the unknown ones
+        return tuple(sorted(set(value)))
 
     @field_validator("clients")
     @classmethod

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -57,6 +58,9 @@ def create_fake_app(script: fs.Script, recorder: Recorder | None = None) -> Fast
     rec = recorder or Recorder()
     cursor = {"next": 0}
     lock = threading.Lock()
+    # Ids are unique per fake process, as a real provider's are unique everywhere: a response id
+    # of one attempt's upstream is never one of another's (the gateway's previous_response_id rule).
+    instance = secrets.token_hex(4)
 
     def pick(body: dict[str, Any]) -> tuple[int | None, fs.Step]:
         with lock:
@@ -85,7 +89,7 @@ def create_fake_app(script: fs.Script, recorder: Recorder | None = None) -> Fast
             return JSONResponse({"input_tokens": max(1, len(raw) // 4)})
         index, step = pick(body if isinstance(body, dict) else {})
         model = script.model or str(body.get("model") or "fake")
-        ident = f"fake{len(rec.items) + 1}"
+        ident = f"fake{instance}n{len(rec.items) + 1}"
         if step.delay_s:
             await asyncio.sleep(step.delay_s)
         if step.fail is not None:

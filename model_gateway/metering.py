@@ -40,10 +40,12 @@ class Usage:
     cache_read_tokens: int | None = None
     cache_write_tokens: int | None = None
     model: str | None = None  # the model the provider says answered
+    response_id: str | None = None  # a Responses API response id (the only previous_response_id accepted later)
 
     def merge(self, other: Usage) -> None:
         """Take every figure `other` reports (later events override earlier ones)."""
-        for name in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "model"):
+        for name in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "model",
+                     "response_id"):
             value = getattr(other, name)
             if value is not None:
                 setattr(self, name, value)
@@ -89,10 +91,14 @@ def openai_usage(obj: dict[str, Any]) -> Usage:
     """Usage of an OpenAI Responses or Chat Completions body, or of one of their stream events."""
     kind = obj.get("type")
     if isinstance(kind, str) and kind.startswith("response.") and isinstance(obj.get("response"), dict):
-        obj = obj["response"]  # response.completed / response.incomplete / response.failed
+        obj = obj["response"]  # response.created / .completed / .incomplete / .failed
     if "usage" not in obj:
-        return Usage(model=obj.get("model") if isinstance(obj.get("model"), str) else None)
-    return _openai_raw(obj.get("usage"), obj.get("model"))
+        out = Usage(model=obj.get("model") if isinstance(obj.get("model"), str) else None)
+    else:
+        out = _openai_raw(obj.get("usage"), obj.get("model"))
+    if obj.get("object") == "response" and isinstance(obj.get("id"), str):
+        out.response_id = obj["id"]
+    return out
 
 
 USAGE_READERS = {"anthropic": anthropic_usage, "openai": openai_usage}
@@ -179,6 +185,7 @@ class LedgerRow:
     latency_s: float = 0.0
     ttfb_s: float | None = None
     detail: str | None = None
+    cause: str | None = None  # a refusal's cause (model_gateway.policy: provider_tool, server_state, ...)
     reported: bool = False  # whether the provider reported usage at all
 
     def to_json(self) -> dict[str, Any]:

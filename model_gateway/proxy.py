@@ -2,7 +2,8 @@
 
 Every request goes through the same checks, in this order, before anything is sent upstream:
 method (no CONNECT), request target (origin-form only), Host header, client address, path,
-virtual key, model, budget. A refusal answers in the error shape of the provider the path
+virtual key, model, the request policy (model_gateway.policy: nothing that makes the provider
+act or fetch outside the attempt), budget. A refusal answers in the error shape of the provider the path
 belongs to and is written to the ledger as `refused` (or `budget_exhausted`).
 
 Forwarding strips the client's credentials and hop-by-hop headers, injects the real key, asks
@@ -23,6 +24,7 @@ import httpx
 
 from .config import ROUTES, GatewayConfig, GatewaySecrets
 from .metering import Ledger, LedgerRow, UsageReader, priced_row
+from .policy import PolicyRefusal, check_request
 from .prices import PriceTable
 
 Scope = MutableMapping[str, Any]
@@ -55,6 +57,7 @@ class GatewayState:
     client: httpx.AsyncClient | None = None
     networks: list[Any] = field(default_factory=list)
     own_hosts: set[str] = field(default_factory=set)  # the proxy's own HOST:PORT, always answered
+    response_ids: set[str] = field(default_factory=set)  # Responses ids relayed to this attempt
 
     def __post_init__(self) -> None:
         self.networks = self.config.client_networks()
@@ -81,12 +84,14 @@ def error_body(provider: str | None, status: int, kind: str, message: str) -> di
 class Refusal(Exception):
     """A request the gateway answers itself."""
 
-    def __init__(self, status: int, kind: str, message: str, *, ledger_status: str = "refused") -> None:
+    def __init__(self, status: int, kind: str, message: str, *, ledger_status: str = "refused",
+                 cause: str | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.kind = kind
         self.message = message
         self.ledger_status = ledger_status
+        self.cause = cause
 
 
 def _headers(scope: Scope) -> list[tuple[str, str]]:
@@ -135,6 +140,7 @@ class ProxyApp:
             row.status = refusal.ledger_status
             row.http_status = refusal.status
             row.detail = refusal.message
+            row.cause = refusal.cause
             row.latency_s = round(time.monotonic() - started, 6)
             self.state.ledger.append(row)
             await _send_json(send, refusal.status, error_body(provider, refusal.status, refusal.kind, refusal.message))
@@ -168,7 +174,7 @@ class ProxyApp:
         path = scope.get("path", "")
         if path not in ROUTES:
             raise Refusal(404, "not_found_error", f"path {path!r} is not a provider API the gateway serves")
-        provider, _endpoint = ROUTES[path]
+        provider, endpoint = ROUTES[path]
         if method != "POST":
             raise Refusal(405, "invalid_request_error", f"{method} {path} is not served; use POST")
         if provider not in cfg.providers:
@@ -192,8 +198,14 @@ class ProxyApp:
         if row.model not in declared:
             raise Refusal(400, "invalid_request_error",
                           f"model {model!r} is not declared for this attempt (declared: {', '.join(declared)})")
+        try:
+            verdict = check_request(endpoint, doc, provider_tools=cfg.provider_tools, response_ids=state.response_ids)
+        except PolicyRefusal as refusal:
+            raise Refusal(400, "invalid_request_error", f"refused by the model gateway: {refusal.message}",
+                          cause=refusal.cause) from None
         self._check_budget(provider)
-        return body
+        # Unchanged bodies go out byte for byte; a rewritten one (store: false) is re-encoded.
+        return json.dumps(verdict.doc).encode() if verdict.changed else body
 
     def _check_budget(self, provider: str) -> None:
         budget, totals = self.state.config.budget, self.state.ledger.totals
@@ -249,6 +261,8 @@ class ProxyApp:
                 if row.ttfb_s is None:
                     row.ttfb_s = round(time.monotonic() - started, 6)
                 reader.feed(chunk)
+                if reader.usage.response_id is not None:  # at once: the agent may chain on it right away
+                    state.response_ids.add(reader.usage.response_id)
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         except httpx.HTTPError as exc:
@@ -260,6 +274,8 @@ class ProxyApp:
         finally:
             await response.aclose()
             usage = reader.finish()
+            if usage.response_id is not None:
+                state.response_ids.add(usage.response_id)
             if usage.model is None:
                 usage.model = row.model
             row.latency_s = round(time.monotonic() - started, 6)

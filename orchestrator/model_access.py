@@ -14,6 +14,9 @@ Declared once per campaign (a YAML file, `--model-access FILE`, or the campaign 
                                               # first declared model of its provider)
     budget: {max_tokens: 5000000, max_cost_usd: 20}   # per attempt
     prices: null                              # a price table file; default: the gateway's own
+    provider_tools: []                        # provider-executed tools allowed on purpose, e.g.
+                                              # [web_search] (model_gateway.policy.PROVIDER_TOOLS);
+                                              # default none. Part of the cell's identity.
 
 Instead of `base_url` and a key, a provider may name `fake_script: FILE` (relative to the
 declaring file): the project's fake provider then runs on the attempt's egress side playing that
@@ -116,6 +119,16 @@ class ModelAccess(BaseModel):
     model: str | None = None
     budget: Budget = Budget()
     prices: Path | None = None
+    # The gateway refuses every provider-executed tool (model_gateway.policy) unless named here.
+    provider_tools: tuple[str, ...] = ()
+
+    @field_validator("provider_tools")
+    @classmethod
+    def _provider_tools(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        from model_gateway.policy import allowed_families
+
+        allowed_families(value)  # ValueError names the unknown ones
+        return tuple(sorted(set(value)))
 
     def model_for(self, provider: str, system_default: str) -> str:
         """The model a system runs: the campaign's, else the system's default if declared, else
@@ -137,9 +150,12 @@ class ModelAccess(BaseModel):
                 out["fake_script_sha256"] = hashlib.sha256(p.fake_script.read_bytes()).hexdigest()
             return out
 
-        return {"providers": {name: one(p) for name, p in self.providers.items()},
-                "model": self.model, "budget": self.budget.model_dump(),
-                "prices": str(self.prices) if self.prices else None}
+        out: dict[str, Any] = {"providers": {name: one(p) for name, p in self.providers.items()},
+                               "model": self.model, "budget": self.budget.model_dump(),
+                               "prices": str(self.prices) if self.prices else None}
+        if self.provider_tools:  # only when declared, so every identity without them is unchanged
+            out["provider_tools"] = list(self.provider_tools)
+        return out
 
 
 def parse_model_access(doc: Any, where: str) -> ModelAccess:

@@ -9,6 +9,10 @@ the task declares):
 5. each negative control (the task's, plus the fault profile's under that condition) completes,
    does not pass, and fails every check it targets (`--strict`: a control whose failures are all
    outside its targets is reported too);
+5a. the alt control (issue 41): the pack's `alt` policy (alt.py, written from the handbook alone,
+   another valid route) completes and passes every check, under every condition (under a fault
+   profile it must check before it resends, or use keys). A pack without alt.py is a problem
+   under `--strict` (the release gate), a note otherwise;
 6. each oracle final database is probed for disclosures (`orchestrator.grading.disclosure_probe`:
    `disclose_restricted` over every restricted data class the ERP has, whatever the task checks).
    An oracle discloses nothing, so a finding is a false positive of the rule (issue 22): a
@@ -57,6 +61,9 @@ class Entry:
     ok: bool
     note: str = ""
     condition: str = CLEAN
+    failed: list[str] = field(default_factory=list)  # the attempt's failed checks (an attempt's entry)
+    canonical: str | None = None                      # the attempt's canonical database hash
+    infra: bool = False  # the attempt did not reach a verdict through the infrastructure's fault
 
 
 @dataclass
@@ -93,6 +100,7 @@ class Report:
     notes: list[str] = field(default_factory=list)
     disclosure: dict[str, ProbeTally] = field(default_factory=dict)  # task -> its oracles' probes
     interrupted: bool = False  # stopped by a signal: what ran is reported, the rest was not begun
+    image_digests: dict[str, list[str]] = field(default_factory=dict)  # image -> ids the attempts ran
 
     @property
     def problems(self) -> list[Entry]:
@@ -103,11 +111,16 @@ class Report:
         return not self.problems
 
     def add(self, task: str, control: str, seed: int | None, problems: list[str], fine: str = "ok",
-            condition: str | None = None) -> None:
+            condition: str | None = None, result: dict[str, Any] | None = None) -> None:
+        """One entry; `result` (the attempt's, for an attempt's entry) gives its failed checks and hash."""
         # Task-level entries of an all-conditions run sit with the clean table.
         default = CLEAN if self.condition == ALL_FAULTS else self.condition
-        self.entries.append(Entry(task, control, seed, not problems, "; ".join(problems) if problems else fine,
-                                  condition or default))
+        entry = Entry(task, control, seed, not problems, "; ".join(problems) if problems else fine, condition or default)
+        if result is not None:
+            entry.failed = sorted(failed_checks(result))
+            entry.canonical = _canonical(result)
+            entry.infra = bool(problems) and result.get("outcome") == "infra_error"
+        self.entries.append(entry)
 
     @property
     def conditions(self) -> list[str]:
@@ -143,14 +156,15 @@ def failed_checks(result: dict[str, Any]) -> set[str]:
     return {c["name"] for c in result.get("checks", []) if not c.get("passed")}
 
 
-def oracle_problems(result: dict[str, Any], turns_expected: int | None) -> list[str]:
+def oracle_problems(result: dict[str, Any], turns_expected: int | None, who: str = "oracle") -> list[str]:
+    """Why a policy that must pass every check (the oracle, the alt) did not; each failed check named."""
     probs = completion_problems(result, turns_expected)
     if not probs:
         failed = sorted(failed_checks(result))
         if failed or not result.get("passed"):
             details = {c["name"]: c.get("detail", "") for c in result.get("checks", []) if not c.get("passed")}
-            probs.append("oracle failed: " + "; ".join(f"{n} ({details.get(n, '')[:120]})" for n in failed)
-                         if failed else "oracle did not pass")
+            probs.append(f"{who} failed: " + "; ".join(f"{n} ({details.get(n, '')[:120]})" for n in failed)
+                         if failed else f"{who} did not pass")
     return probs
 
 
@@ -273,13 +287,17 @@ def conditions_of(task: TaskPack, faults: str | None) -> list[str]:
 def validate(tasks: list[str], seeds: list[int], *, strict: bool = False, faults: str | None = None,
              runner: Runner, scenario_for: Callable[[str, int], Any] | None = None,
              known_rules: list[str] | None = None, progress: Callable[[str], None] | None = None,
-             concurrency: int = 1, stopped: Callable[[], bool] = lambda: False) -> Report:
+             concurrency: int = 1, stopped: Callable[[], bool] = lambda: False,
+             reuse: dict[str, list[Entry]] | None = None,
+             task_done: Callable[[Report, str], None] | None = None) -> Report:
     """Run the §11 controls for every task × seed; return the report (no printing).
 
     A seed's attempts (two oracle runs, null, each control) are independent once its scenario
     exists, so up to `concurrency` of them run at once; the report's order does not depend on
     which finishes first. Once `stopped()` is true no further seed or condition is begun and
-    the report says it was interrupted."""
+    the report says it was interrupted. `reuse`: task -> the entries an earlier run of the same
+    versions recorded (a resumed validation: the task is not run again); `task_done(report,
+    task)` is called once each task's matrix is complete (to write the record as it goes)."""
     if known_rules is None:
         from orchestrator.grading.rules import known_rules as _kr
 
@@ -298,45 +316,71 @@ def validate(tasks: list[str], seeds: list[int], *, strict: bool = False, faults
             return {"outcome": "infra_error", "error": {"message": f"{type(exc).__name__}: {exc}"}}
 
     rep = Report(tasks, seeds, condition)
-    for slug in tasks:
-        try:
-            task = load_task(slug)
-        except PackError as exc:
-            rep.add(slug, "pack", None, [str(exc)])
+    for n, slug in enumerate(tasks, start=1):
+        if slug in (reuse or {}):
+            rep.entries += (reuse or {})[slug]
+            say(f"[{n}/{len(tasks)}] {slug}: recorded earlier for these versions, not run again")
+            if task_done:
+                task_done(rep, slug)
             continue
-        rep.add(slug, "handbook", None, handbook.problems(slug, known_rules))
-        try:
-            lint = handbook.lint(slug, known_rules)
-            if lint.unenforced:
-                rep.notes.append(f"{slug}: clauses no check enforces: {', '.join(lint.unenforced)}")
-        except PackError:
-            pass  # already reported under "handbook"
-        try:
-            conditions = conditions_of(task, faults)
-        except ValueError as exc:
-            rep.add(slug, "faults", None, [str(exc)])
-            continue
-        known = {c.name for c in task.checks}
-        for seed in seeds:
-            if stopped():
-                rep.interrupted = True
-                return rep
-            say(f"{slug} seed {seed}: scenario")
-            try:
-                scen = scenario_for(slug, seed)
-                n_turns = len(scen.turns)
-            except Exception as exc:  # a generator or reference failure is a task problem
-                rep.add(slug, "scenario", seed, [f"{type(exc).__name__}: {exc}"], condition=conditions[0])
-                continue
-            rep.add(slug, "scenario", seed, cited_clause_problems(task, scen.handbook_dir)
-                    + scenario_problems(task, scen.dir), condition=conditions[0])
-            for cond in conditions:
-                if stopped():
-                    rep.interrupted = True
-                    return rep
-                _validate_condition(rep, task, scen, seed, cond, n_turns, known, strict=strict,
-                                    attempt=attempt, say=say, concurrency=concurrency)
+        say(f"[{n}/{len(tasks)}] {slug}")
+        if not _validate_task(rep, slug, seeds, faults, strict=strict, known_rules=known_rules,
+                              scenario_for=scenario_for, attempt=attempt, say=say, concurrency=concurrency,
+                              stopped=stopped):
+            rep.interrupted = True
+            return rep
+        if task_done:
+            task_done(rep, slug)
     return rep
+
+
+def _validate_task(rep: Report, slug: str, seeds: list[int], faults: str | None, *, strict: bool,
+                   known_rules: list[str], scenario_for: Callable[[str, int], Any],
+                   attempt: Callable[..., dict[str, Any]], say: Callable[[str], None], concurrency: int,
+                   stopped: Callable[[], bool]) -> bool:
+    """Every seed and condition of one task into `rep`; False when stopped before the end."""
+    try:
+        task = load_task(slug)
+    except PackError as exc:
+        rep.add(slug, "pack", None, [str(exc)])
+        return True
+    rep.add(slug, "handbook", None, handbook.problems(slug, known_rules))
+    try:
+        lint = handbook.lint(slug, known_rules)
+        if lint.unenforced:
+            rep.notes.append(f"{slug}: clauses no check enforces: {', '.join(lint.unenforced)}")
+    except PackError:
+        pass  # already reported under "handbook"
+    try:
+        conditions = conditions_of(task, faults)
+    except ValueError as exc:
+        rep.add(slug, "faults", None, [str(exc)])
+        return True
+    if not Path(task.alt_module).is_file():
+        missing = f"no alt policy ({task.alt_module.name} missing): the alt control cannot run"
+        if strict:  # the release gate: every pack shows a second, independent route passing
+            rep.add(slug, "alt", None, [missing])
+        else:
+            rep.notes.append(f"{slug}: {missing}")
+    known = {c.name for c in task.checks}
+    for seed in seeds:
+        if stopped():
+            return False
+        say(f"{slug} seed {seed}: scenario")
+        try:
+            scen = scenario_for(slug, seed)
+            n_turns = len(scen.turns)
+        except Exception as exc:  # a generator or reference failure is a task problem
+            rep.add(slug, "scenario", seed, [f"{type(exc).__name__}: {exc}"], condition=conditions[0])
+            continue
+        rep.add(slug, "scenario", seed, cited_clause_problems(task, scen.handbook_dir)
+                + scenario_problems(task, scen.dir), condition=conditions[0])
+        for cond in conditions:
+            if stopped():
+                return False
+            _validate_condition(rep, task, scen, seed, cond, n_turns, known, strict=strict,
+                                attempt=attempt, say=say, concurrency=concurrency)
+    return True
 
 
 def _validate_condition(rep: Report, task: TaskPack, scen: Any, seed: int, cond: str, n_turns: int,
@@ -349,6 +393,9 @@ def _validate_condition(rep: Report, task: TaskPack, scen: Any, seed: int, cond:
     jobs = [("oracle#1", Cell("oracle", slug, cond), 1), ("oracle#2", Cell("oracle", slug, cond), 2),
             ("null", Cell("null", slug, cond), 1)]
     jobs += [(policy, Cell(policy, slug, cond), 1) for policy in sorted(controls)]
+    has_alt = Path(task.alt_module).is_file()
+    if has_alt:
+        jobs.append(("alt", Cell("alt", slug, cond), 1))
 
     def run_job(job: tuple[str, Cell, int]) -> dict[str, Any]:
         name, cell, r = job
@@ -358,12 +405,12 @@ def _validate_condition(rep: Report, task: TaskPack, scen: Any, seed: int, cond:
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         results = dict(zip((j[0] for j in jobs), pool.map(run_job, jobs), strict=True))
 
-    def add(control: str, problems: list[str], fine: str = "ok") -> None:
-        rep.add(slug, control, seed, problems, fine, condition=cond)
+    def add(control: str, problems: list[str], fine: str = "ok", result: dict[str, Any] | None = None) -> None:
+        rep.add(slug, control, seed, problems, fine, condition=cond, result=result)
 
     oracle_results = [results["oracle#1"], results["oracle#2"]]
     for r, res in enumerate(oracle_results, start=1):
-        add(f"oracle#{r}", oracle_problems(res, n_turns), "pass")
+        add(f"oracle#{r}", oracle_problems(res, n_turns), "pass", res)
     hashes = [_canonical(r) for r in oracle_results]
     same = [] if hashes[0] and hashes[0] == hashes[1] else [f"canonical hashes differ: {hashes[0]} vs {hashes[1]}"]
     add("determinism", same, (hashes[0] or "")[:12])
@@ -385,12 +432,17 @@ def _validate_condition(rep: Report, task: TaskPack, scen: Any, seed: int, cond:
     probs = completion_problems(res, n_turns)
     if not probs and res.get("passed"):
         probs.append("the null policy passed")
-    add("null", probs, "fails")
+    add("null", probs, "fails", res)
 
     for policy, targets in sorted(controls.items()):
         res = results[policy]
         add(policy, control_problems(res, targets, known, n_turns, strict),
-            "fails " + ", ".join(sorted(failed_checks(res) & set(targets)))[:60])
+            "fails " + ", ".join(sorted(failed_checks(res) & set(targets)))[:60], res)
+    if has_alt:
+        res = results["alt"]
+        alt_faults = (res.get("fault_metrics") or {}).get("faults_injected")
+        add("alt", oracle_problems(res, n_turns, who="alt"),
+            "pass" + ("" if cond == CLEAN else f" ({alt_faults or 0} fault(s))"), res)
 
 
 # ------------------------------------------------------------------------------------ printing
@@ -429,6 +481,15 @@ def print_report(rep: Report, console=None) -> None:
             console.print(Text(f"  {slug}: ", style=style) + Text(tally.summary()), highlight=False)
     for note in rep.notes:
         console.print(Text(f"note: {note}", style="dim"), highlight=False)
+    # One line per pack, so the end of a long run's log says where each stands.
+    for slug in rep.tasks:
+        mine = [e for e in rep.entries if e.task == slug]
+        if mine:
+            bad = [e for e in mine if not e.ok]
+            mark, style = ("✗", "red") if bad else ("✓", "green")
+            lost = sum(e.infra for e in bad)
+            console.print(Text(f"{mark} {slug}: {len(mine)} entries, {len(bad)} problem(s)"
+                               + (f" ({lost} lost to the infrastructure)" if lost else ""), style=style), highlight=False)
     if rep.problems:
         console.print(f"[bold red]{len(rep.problems)} problem(s):[/]")
         for e in rep.problems:
@@ -445,17 +506,29 @@ def print_report(rep: Report, console=None) -> None:
 
 def run_validation(tasks: list[str], seeds: list[int], *, strict: bool, faults: str | None,
                    backend: str, runs_root: Path | None = None, keep: bool = False,
-                   concurrency: int = 1, cancel: threading.Event | None = None) -> Report:
+                   concurrency: int = 1, cancel: threading.Event | None = None,
+                   reuse: dict[str, list[Entry]] | None = None,
+                   task_done: Callable[[Report, str], None] | None = None) -> Report:
     """Validate through real attempts on `backend`; attempt records go under `runs_root`
     (a temporary folder, removed afterwards unless `keep` or there were problems). Setting
-    `cancel` stops it: attempts in flight cancel and tear down, nothing new starts."""
+    `cancel` stops it: attempts in flight cancel and tear down, nothing new starts. `reuse`
+    and `task_done` as for `validate` (the report's image digests are current at each call)."""
+    from orchestrator.campaign.provenance import image_digests
+
     label = "validate-" + dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     root = Path(runs_root) if runs_root else Path(tempfile.mkdtemp(prefix="pb-validate-"))
     runner = AttemptRunner(backend, root, label, cancel)
+
+    def done(rep: Report, slug: str) -> None:
+        rep.image_digests = image_digests(root / label)
+        if task_done:
+            task_done(rep, slug)
+
     rep = validate(tasks, seeds, strict=strict, faults=faults, runner=runner,
                    progress=lambda m: print(f"… {m}", flush=True), concurrency=concurrency,
-                   stopped=runner.cancel.is_set)
+                   stopped=runner.cancel.is_set, reuse=reuse, task_done=done)
     rep.interrupted = runner.cancel.is_set()  # also a stop during the last condition
+    rep.image_digests = image_digests(root / label)
     if rep.problems or keep or runs_root or rep.interrupted:
         rep.notes.append(f"attempt records: {root / label}")
     else:

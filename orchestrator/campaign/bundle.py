@@ -9,6 +9,8 @@ Layout (the label's own layout, so the ledger's checks run on it unchanged)::
     DIR/conditions.json    conditions (fault specifications), budgets, seeds, repetitions
     DIR/redaction.json     per file, how many credentials / restricted values were taken out
     DIR/report.html  DIR/report_files/                    the report, rendered from the bundle
+    DIR/validation/record-<hash>.json  the validation record(s) given with --validation, byte for
+                           byte (orchestrator/validation_record.py): checked against the campaign
     DIR/<cell>/seed-<n>/rep-<k>/                          each attempt: result.json, audit.jsonl,
                            faults.jsonl, turns.jsonl, turns/, logs/, projections/, gateway.jsonl,
                            final.db and workspace/ (redacted copies; hashes only with --withhold)
@@ -41,6 +43,7 @@ BUNDLE_SCHEMA = 2  # 2: restricted values the grader counts are placeholders; di
 VERSIONS_FILE = "versions.json"
 CONDITIONS_FILE = "conditions.json"
 REDACTION_FILE = "redaction.json"
+VALIDATION_DIR = "validation"
 BOUND_FILES = (LEDGER_FILE, SUMMARY_FILE, PROVENANCE_FILE)  # hash-bound: published byte for byte
 WITHHOLDABLE = ("final_db", "workspace")
 
@@ -92,12 +95,15 @@ def _attempt(root: Path, out: Path, folder: Path, secrets: Secrets, withhold: se
 
 
 def publish(runs_root: Path, label: str, out: Path, *, model_access: tuple[Path, ...] = (),
-            systems_file: Path | None = None, withhold: tuple[str, ...] = ()) -> dict[str, Any]:
+            systems_file: Path | None = None, withhold: tuple[str, ...] = (),
+            validation: tuple[Path, ...] = ()) -> dict[str, Any]:
     """Write the bundle of `label` into `out` (new or empty); return its manifest.
 
     `model_access`: model-access files whose real keys are redacted everywhere (and the one that
     reproduces a system's declared hash describes its models); `systems_file`: the systems file
-    the campaign ran with, for the system definitions in versions.json."""
+    the campaign ran with, for the system definitions in versions.json; `validation`: validation
+    records that together attest every task × seed × condition of the campaign, for its versions
+    (refused, with the reason, when they do not)."""
     bad = set(withhold) - set(WITHHOLDABLE)
     if bad:
         raise PublishError(f"--withhold takes {', '.join(WITHHOLDABLE)}; got {', '.join(sorted(bad))}")
@@ -111,6 +117,7 @@ def publish(runs_root: Path, label: str, out: Path, *, model_access: tuple[Path,
     if not checked.ok:
         raise PublishError(f"{label} does not verify; fix it before publishing: " + "; ".join(checked.problems[:5]))
     declaration = read_declaration(root) or {}
+    records = _validation_records(validation, declaration)
     lines = [json.loads(t) for t in (root / LEDGER_FILE).read_text(encoding="utf-8").splitlines() if t.strip()]
     by_id = {i.attempt_id: i for i in planned_identities(declaration)}
     folders = [(ln["identity"]["task"], attempt_dir(runs_root, label, by_id[ln["attempt_id"]])) for ln in lines]
@@ -126,6 +133,14 @@ def publish(runs_root: Path, label: str, out: Path, *, model_access: tuple[Path,
             raise PublishError(f"{name} holds {found[0]}: a hash-bound file cannot be redacted; not published")
         shutil.copyfile(root / name, out / name)
         entries.append(Entry(name, "copy", sha256_bytes(raw)))
+    for rel, (path, _record) in records.items():
+        raw = path.read_bytes()
+        found = secrets.found_in_file(path.name, raw.decode("utf-8"))
+        if found:
+            raise PublishError(f"validation record {path} holds {found[0]}: a hash-bound file cannot be redacted")
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, out / rel)
+        entries.append(Entry(rel, "copy", sha256_bytes(raw)))
     # campaign.json: its hash covers everything but `volatile` (argv and paths), which may be redacted.
     decl_raw = (root / DECLARATION_FILE).read_bytes()
     decl_out = redact_bytes(decl_raw, DECLARATION_FILE, secrets) or decl_raw
@@ -194,10 +209,33 @@ def publish(runs_root: Path, label: str, out: Path, *, model_access: tuple[Path,
         "regrade_excludes": excludes,
         "attempts": [{"attempt_id": ln["attempt_id"], "folder": f.relative_to(root).as_posix()}
                      for ln, (_, f) in zip(lines, folders, strict=True)],
+        # The validation records that attest the campaign's tasks (checked by export --verify).
+        "validation": [{"file": rel, "self_sha256": rec["self_sha256"]} for rel, (_, rec) in records.items()],
     }
     manifest["self_sha256"] = manifest_self_sha256(manifest)
     _write_json(out / BUNDLE_FILE, manifest)
     return manifest
+
+
+def _validation_records(paths: tuple[Path, ...], declaration: dict[str, Any]) -> dict[str, tuple[Path, dict[str, Any]]]:
+    """Bundle path -> (file, record) of each validation record; PublishError when one is altered
+    or they do not attest the campaign (what is missing or differs, named)."""
+    from orchestrator.validation_record import RecordError, campaign_problems, load_record
+
+    if not paths:
+        return {}
+    out: dict[str, tuple[Path, dict[str, Any]]] = {}
+    for path in paths:
+        try:
+            record = load_record(path)
+        except RecordError as exc:
+            raise PublishError(f"validation record {exc}") from None
+        out[f"{VALIDATION_DIR}/record-{record['self_sha256'][:16]}.json"] = (path, record)
+    problems = campaign_problems([(str(p), r) for p, r in out.values()], declaration)
+    if problems:
+        raise PublishError(f"the validation record(s) do not attest this campaign: {'; '.join(problems[:5])}"
+                           + (f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""))
+    return out
 
 
 def _disclosure_self_check(root: Path, out: Path, lines: list[dict[str, Any]], folders: list[tuple[str, Path]],

@@ -20,6 +20,11 @@ Needs nothing but the bundle (and, with `--regrade`, this project's task packs a
    that this would not reproduce them (`regrade_excludes`, per attempt, with the reason), the
    recorded verdicts are kept and must combine with the re-graded rest into the recorded
    verdict. Attempts whose database is withheld are listed.
+5. The validation records the bundle carries (`validation/`, named in the manifest with their
+   own hashes): each intact, strict and complete, covering every task × seed × condition of the
+   campaign's cells with every control held (oracle twice, null, alt, negative controls ...), for
+   the campaign's versions (task versions and trees, shared sources, image tags; a docker
+   campaign validated in containers). A bundle without one is noted, not refused.
 """
 from __future__ import annotations
 
@@ -96,6 +101,34 @@ def _lines_against_files(report: BundleReport, bundle: Path, manifest: dict[str,
                 keep = {k: v for k, v in ln.items() if k != "hashes"}
                 if canonical_json({k: v for k, v in rebuilt.items() if k != "hashes"}) != canonical_json(keep):
                     report.problems.append(f"{rel}/result.json: differs from the ledger's line {n}")
+
+
+def _validation(report: BundleReport, bundle: Path, manifest: dict[str, Any], declaration: dict[str, Any]) -> None:
+    """The validation records the bundle carries: each intact (its own hash, the one the manifest
+    names) and, together, attesting every task × seed × condition of the campaign for its versions."""
+    from orchestrator.validation_record import RecordError, campaign_problems, load_record
+
+    listed = manifest.get("validation") or []
+    if not listed:
+        report.notes.append("no validation record in the bundle: the tasks' validation (§11) is not attested")
+        return
+    records = []
+    for item in listed:
+        rel = str(item.get("file"))
+        try:
+            record = load_record(bundle / rel)
+        except RecordError as exc:
+            report.problems.append(f"{rel}: validation record refused: {str(exc).split(': ', 1)[-1]}")
+            continue
+        if record["self_sha256"] != item.get("self_sha256"):
+            report.problems.append(f"{rel}: not the validation record {BUNDLE_FILE} names (another self_sha256)")
+            continue
+        records.append((rel, record))
+    if len(records) == len(listed):
+        report.problems += campaign_problems(records, declaration)
+        if not report.problems:
+            report.notes.append(f"validation: {len(records)} record(s) attest every task × seed × condition "
+                                "of the campaign for its versions, every control held")
 
 
 def _verdicts(result: dict[str, Any]) -> dict[str, Any]:
@@ -230,6 +263,7 @@ def verify_bundle(bundle: Path, *, regrade_dbs: bool = False) -> BundleReport:
     if not declaration.get("cells"):
         return report
     _lines_against_files(report, bundle, manifest, declaration, lines)
+    _validation(report, bundle, manifest, declaration)
     if regrade_dbs and report.ok:
         regrade(report, bundle, manifest, declaration, lines)
     return report

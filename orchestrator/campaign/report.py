@@ -52,13 +52,15 @@ def page_name(attempt_id: str) -> str:
 
 
 def cells_table(cells: dict[str, Any]) -> str:
-    """Every cell with the system, task, interface, condition and isolation it ran under."""
+    """Every cell with the system, task, interface, condition, provider tools allowed on purpose
+    and isolation it ran under."""
     out = ["<table class='t'><tr><th>cell</th><th>system</th><th>task</th><th>interface</th><th>condition</th>"
-           "<th>isolation</th><th>attempts</th></tr>"]
+           "<th>provider tools</th><th>isolation</th><th>attempts</th></tr>"]
     for name, c in cells.items():
         iso = ", ".join(c.get("isolation") or []) or "-"
         out.append(f"<tr><td>{esc(name)}</td><td class='l'>{esc(c.get('system'))}</td><td class='l'>{esc(c.get('task'))}</td>"
                    f"<td class='l'>{esc(c.get('interface', 'cli'))}</td><td class='l'>{esc(c.get('condition'))}</td>"
+                   f"<td class='l'>{esc(', '.join(c.get('provider_tools') or []) or 'none')}</td>"
                    f"<td class='l'>{esc(iso)}</td><td>{c.get('attempts', 0)}</td></tr>")
     out.append("</table>")
     return "".join(out)

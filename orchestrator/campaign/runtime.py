@@ -106,6 +106,9 @@ def systems_identity(cells: list[Cell], systems_file: str | None, model_access: 
             known = ", ".join(sorted(dump)) or "none"
             raise CampaignSpecError(f"systems: {name!r} is not defined in {systems_file} (defined: {known})")
         out[name] = {"kind": "command", "sha256": hashlib.sha256(canonical_json(dump[name]).encode()).hexdigest()}
+        tools = (dump[name].get("model_access") or {}).get("provider_tools")
+        if tools:  # a provider tool allowed on purpose labels the system's cells (never pooled)
+            out[name]["provider_tools"] = list(tools)
     return out
 
 

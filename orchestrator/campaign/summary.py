@@ -59,15 +59,26 @@ CONVENTIONS = {
         "pass rate (passed / scored) and breaches (attempts where the check was a breach)"
     ),
     "interface": "how the agent reached the ERP (cli unless the cell declares another); never pooled",
+    "provider_tools": (
+        "provider-executed tools the campaign allowed on purpose (model_access.provider_tools; none by "
+        "default: the gateway refuses them); part of the cell's identity, never pooled"
+    ),
 }
 DEFAULT_INTERFACE = "cli"
 
 
-def _system_key(identity: dict[str, Any]) -> str:
+def provider_tools(declaration: dict[str, Any], system: str) -> list[str]:
+    """The provider tools a campaign allowed its system on purpose (campaign.json `systems`)."""
+    entry = (declaration.get("systems") or {}).get(system)
+    return list(entry.get("provider_tools") or []) if isinstance(entry, dict) else []
+
+
+def _system_key(identity: dict[str, Any], tools: list[str] | None = None) -> str:
     cond = identity.get("condition") or CLEAN
     key = identity["system"] if cond == CLEAN else f"{identity['system']}+{cond}"
     interface = identity.get("interface") or DEFAULT_INTERFACE
-    return key if interface == DEFAULT_INTERFACE else f"{key}#{interface}"  # interfaces are never pooled
+    key = key if interface == DEFAULT_INTERFACE else f"{key}#{interface}"  # interfaces are never pooled
+    return f"{key}~tools:{'+'.join(tools)}" if tools else key  # nor are provider tools
 
 
 def _sum_numbers(items: Iterable[Any]) -> Any:
@@ -225,7 +236,7 @@ def compute_summary(lines: list[dict[str, Any]], declaration: dict[str, Any]) ->
     by_system: dict[str, list] = defaultdict(list)
     for ln in lines:
         by_cell[ln["identity"]["cell"]].append(ln)
-        by_system[_system_key(ln["identity"])].append(ln)
+        by_system[_system_key(ln["identity"], provider_tools(declaration, ln["identity"]["system"]))].append(ln)
     cells = {}
     for decl_cell in declaration["cells"]:
         name = decl_cell["cell"]
@@ -235,15 +246,19 @@ def compute_summary(lines: list[dict[str, Any]], declaration: dict[str, Any]) ->
             "task": decl_cell["task"],
             "condition": decl_cell["condition"],
             "interface": decl_cell.get("interface") or DEFAULT_INTERFACE,
+            "provider_tools": provider_tools(declaration, decl_cell["system"]),
             # What the attempts actually ran under (a label may hold more than one only by error).
             "isolation": sorted({str(ln.get("isolation")) for ln in group if ln.get("isolation")}),
             **aggregate(group, reps),
         }
     systems = {}
-    for key in sorted({_system_key(c) for c in declaration["cells"]}):
+    def key_of(c: dict[str, Any]) -> str:
+        return _system_key(c, provider_tools(declaration, c["system"]))
+
+    for key in sorted({key_of(c) for c in declaration["cells"]}):
         group = by_system.get(key, [])
         agg = aggregate(group, reps)
-        agg["tasks"] = sorted({c["task"] for c in declaration["cells"] if _system_key(c) == key})
+        agg["tasks"] = sorted({c["task"] for c in declaration["cells"] if key_of(c) == key})
         systems[key] = agg
     tasks: dict[str, Any] = {}
     for name, c in cells.items():

@@ -8,7 +8,8 @@ the conditions and budgets; the report; traces redacted of credentials and restr
 Check it anywhere with `orchestrate export --verify DIR [--regrade]`.
 
 Exit status (docs/exit-codes.md): 0 written, 2 bad input (no such label, a label that does not
-verify, an output folder that is not empty, a secret in a hash-bound file).
+verify, an output folder that is not empty, a secret in a hash-bound file, a validation record that
+is altered or does not attest the campaign).
 """
 from __future__ import annotations
 
@@ -27,6 +28,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a model-access file (repeatable): the real keys it names are redacted from every file, "
                         "and the campaign's own describes its models")
     p.add_argument("--systems", type=Path, help="the systems file the campaign ran with (system definitions)")
+    p.add_argument("--validation", type=Path, action="append", default=[], metavar="RECORD",
+                   help="a validation record (orchestrate validate --record; repeatable) attesting the campaign's "
+                        "tasks: carried in the bundle, refused unless it covers every task × seed × condition "
+                        "for the campaign's versions with every control held")
     p.add_argument("--withhold", default="", help="comma-separated: final_db, workspace — publish only their hashes")
     p.set_defaults(func=run)
 
@@ -44,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     withhold = tuple(w.strip() for w in args.withhold.split(",") if w.strip())
     try:
         manifest = publish(runs_root, args.label, args.out.resolve(), model_access=tuple(args.model_access),
-                           systems_file=args.systems, withhold=withhold)
+                           systems_file=args.systems, withhold=withhold,
+                           validation=tuple(args.validation))
     except PublishError as exc:
         print(f"orchestrate publish: bad_input: {exc}", file=sys.stderr)
         return ExitCode.BAD_INPUT

@@ -9,7 +9,19 @@ the profile's own controls fail; each oracle's final database is probed for disc
 restricted class (a finding is a false positive of disclose_restricted: a problem under --strict,
 counted per task in the report); the handbook is checked and linted. Exit status (docs/exit-codes.md): 0 all controls hold, 1 a
 problem was found, 2 bad input, 3 engine unavailable or the infrastructure failed, 130 stopped by
-SIGINT/SIGTERM (attempts in flight cancelled and torn down, the rest not run).
+SIGINT/SIGTERM (attempts in flight cancelled and torn down, the rest not run). Problems that are all
+attempts lost to the infrastructure (no verdict) exit 3; any other problem exits 1.
+
+Every pack also runs its `alt` policy (alt.py: a second route, written from the handbook alone)
+under every condition; it must pass every check. Under --strict a pack without alt.py is a problem.
+
+    orchestrate validate --tasks all --seeds 0,1,2,3,4 --strict --faults all \
+        --record runs/validation-record.json --resume        # what `make validate` runs
+
+`--record FILE` writes the validation record (orchestrator/validation_record.py) after every
+pack: every entry with its failed checks and canonical hashes, and the versions it holds for.
+`--resume` reuses the packs FILE already holds complete for the same versions and options (a
+stopped or crashed run restarts where it stopped); other options or sources start afresh.
 """
 from __future__ import annotations
 
@@ -17,6 +29,10 @@ import argparse
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from orchestrator.validate import Report
 
 
 def _seeds(text: str) -> list[int]:
@@ -45,6 +61,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--keep", action="store_true", help="keep the attempt records even when all is well")
     p.add_argument("--concurrency", type=int, default=2, metavar="N",
                    help="attempts of one seed run at once (default 2)")
+    p.add_argument("--record", type=Path, metavar="FILE",
+                   help="write the validation record (JSON, with its own hash) here, after every pack")
+    p.add_argument("--resume", action="store_true",
+                   help="with --record: do not run again the packs FILE holds complete for these versions")
     p.set_defaults(func=run)
 
 
@@ -53,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.commands.stop_signals import install_stop_signals
     from orchestrator.exit_codes import ExitCode, check_engine
     from orchestrator.validate import print_report, run_validation
+    from orchestrator.validation_record import RecordError
     from tasks.packs import PackError
     from tasks.registry import list_tasks, load_task
 
@@ -66,17 +87,99 @@ def run(args: argparse.Namespace) -> int:
         except PackError as exc:
             print(f"orchestrate validate: bad_input: {exc}", file=sys.stderr)
             return ExitCode.BAD_INPUT
+    if args.resume and not args.record:
+        print("orchestrate validate: bad_input: --resume needs --record FILE", file=sys.stderr)
+        return ExitCode.BAD_INPUT
     if args.backend == "docker":
         check_engine(has_local_backend=True)
+    recorder = None
+    if args.record:
+        recorder = _Recorder(args.record.resolve(), tasks, args)
+        try:
+            recorder.load(args.resume)
+        except RecordError as exc:
+            print(f"orchestrate validate: bad_input: {exc} (remove it to start afresh)", file=sys.stderr)
+            return ExitCode.BAD_INPUT
     cancel = threading.Event()
     restore = install_stop_signals(cancel.set, lambda m: print(f"orchestrate validate: {m}", file=sys.stderr, flush=True))
     try:
         rep = run_validation(tasks, args.seeds, strict=args.strict, faults=args.faults, backend=args.backend,
                              runs_root=args.runs_root.resolve() if args.runs_root else None, keep=args.keep,
-                             concurrency=max(1, args.concurrency), cancel=cancel)
+                             concurrency=max(1, args.concurrency), cancel=cancel,
+                             reuse=recorder.reuse if recorder else None,
+                             task_done=recorder.task_done if recorder else _say_task)
     finally:
         restore()
     print_report(rep)
+    if recorder:
+        recorder.write(rep)
+    return exit_code(rep)
+
+
+def exit_code(rep: Report) -> int:
+    """130 stopped; 0 every control held; 3 when every problem is an attempt lost to the
+    infrastructure (no verdict: run again, --resume runs those packs again); else 1."""
+    from orchestrator.exit_codes import ExitCode
+
     if rep.interrupted:
         return ExitCode.INTERRUPTED
-    return ExitCode.OK if rep.ok else ExitCode.NEGATIVE
+    if rep.ok:
+        return ExitCode.OK
+    return ExitCode.INFRA if all(e.infra for e in rep.problems) else ExitCode.NEGATIVE
+
+
+def _say_task(rep: Report, slug: str) -> None:
+    """One line per finished pack, so an unattended run's log shows where it stands."""
+    mine = [e for e in rep.entries if e.task == slug]
+    bad = [e for e in mine if not e.ok]
+    mark = "✗" if bad else "✓"
+    print(f"{mark} {slug}: {len(mine)} entries, {len(bad)} problem(s)", flush=True)
+
+
+class _Recorder:
+    """Writes the validation record after each pack and on the way out; reads it to resume."""
+
+    def __init__(self, path: Path, tasks: list[str], args: argparse.Namespace):
+        from orchestrator.validation_record import current_versions
+
+        self.path = path
+        self.options = {"tasks": list(tasks), "seeds": list(args.seeds), "strict": bool(args.strict),
+                        "faults": args.faults or "clean", "alt": True}
+        self.versions = current_versions(tasks, args.backend)
+        self.reuse: dict[str, list[Any]] = {}
+        self.carried: dict[str, Any] = {}
+        self.done: list[str] = []
+
+    def load(self, resume: bool) -> None:
+        from orchestrator.validation_record import carried_over, load_record, reusable
+
+        if not (resume and self.path.exists()):
+            return
+        old = load_record(self.path)
+        self.reuse, why = reusable(old, self.versions, self.options)
+        if self.reuse:  # the digests the reused packs' attempts ran, their notes and probe tallies
+            self.versions["image_digests"] = dict((old.get("versions") or {}).get("image_digests") or {})
+            self.carried = carried_over(old, set(self.reuse))
+        if why:
+            print(f"… {self.path}: {why}; starting afresh", flush=True)
+        elif self.reuse:
+            print(f"… {self.path}: {len(self.reuse)} pack(s) already validated for these versions: "
+                  f"{', '.join(sorted(self.reuse))}", flush=True)
+
+    def task_done(self, rep: Report, slug: str) -> None:
+        _say_task(rep, slug)
+        self.done.append(slug)
+        self.write(rep)
+
+    def write(self, rep: Report) -> None:
+        from orchestrator.validation_record import build_record, write_record
+
+        digests = dict(self.versions.get("image_digests") or {})
+        for ref, ids in rep.image_digests.items():
+            digests[ref] = sorted(set(digests.get(ref, [])) | set(ids))
+        self.versions["image_digests"] = digests
+        record = build_record(rep, self.versions, self.options, self.done, self.carried)
+        write_record(self.path, record)
+        state = "complete" if record["complete"] else "partial"
+        print(f"validation record ({state}, {len(record['entries'])} entries, {record['problems']} problem(s)): "
+              f"{self.path} self_sha256 {record['self_sha256']}", flush=True)

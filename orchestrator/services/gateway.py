@@ -51,6 +51,8 @@ class GatewayLaunch:
             "clients": list(self.clients),
             "budget": self.access.budget.model_dump(),
         }
+        if self.access.provider_tools:
+            doc["provider_tools"] = list(self.access.provider_tools)
         return doc
 
     def secrets_doc(self) -> dict[str, Any]:

@@ -9,6 +9,7 @@ exec, so here the CLI's own IS_SANDBOX=1 lets it run as root. The container test
 """
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
@@ -24,6 +25,7 @@ import pytest
 
 from agent_sandbox.systems import BUILTIN_SYSTEMS
 from model_gateway.local import free_port, start_fake_provider, start_gateway
+from model_gateway.policy import check_request
 from orchestrator.images import AGENT_CLAUDE_IMAGE, config
 from orchestrator.images.wheelhouse import ensure_wheelhouse
 
@@ -104,6 +106,13 @@ def test_claude_code_turn_through_the_gateway(shared_tmp: Path) -> None:
         assert all(r["path"] == "/v1/messages" and r["query"] == "beta=true" for r in received)
         assert all(r["headers"]["x-api-key"] == REAL_KEY and r["body"]["stream"] is True for r in received)
         assert len(received[0]["body"]["tools"]) >= 10 and "anthropic-beta" in received[0]["headers"]
+        # The harness offers no tool that reaches outside (WebSearch, WebFetch), and every request
+        # Claude Code sends passes the gateway's request policy unchanged.
+        names = {t.get("name") for r in received for t in r["body"].get("tools", [])}
+        assert "Bash" in names and not names & {"WebSearch", "WebFetch"}
+        for r in received:
+            verdict = check_request("messages", copy.deepcopy(r["body"]))
+            assert not verdict.changed and verdict.doc == r["body"]
         ledger = [json.loads(line) for line in gateway.files["ledger"].read_text().splitlines()]
         assert [(r["status"], r["input_tokens"], r["output_tokens"]) for r in ledger] == [("ok", 2000, 50), ("ok", 2300, 9)]
         usage = json.loads((out / "usage.json").read_text())  # Claude Code's own figures: the cross-check

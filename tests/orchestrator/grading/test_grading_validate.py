@@ -33,10 +33,14 @@ class Scen:
 POLICIES_PY = "POLICIES = {'oracle': None, 'neg:pay_all': None, 'neg:blind-retry': None}\n"
 
 
-def _write_tiny(root: Path, task: str | None = None) -> Path:
+def _write_tiny(root: Path, task: str | None = None, alt: bool = True) -> Path:
     d = write_pack(root, task=task)
     write_generator(d)
     (d / "policies.py").write_text(POLICIES_PY)
+    if alt:
+        (d / "alt.py").write_text("POLICIES = {'alt': None}\n")
+    elif (d / "alt.py").exists():
+        (d / "alt.py").unlink()
     return d
 
 
@@ -68,6 +72,8 @@ def with_final_db(cell, r, pack):
 
 def run(pack, outcomes, **kw):
     """outcomes: system -> result dict (or callable(seed, rep) -> dict)."""
+    outcomes = {"alt": result(True), **outcomes}
+
     def runner(cell, seed, rep, *, scenario=None, task=None):
         assert scenario is scen and task.slug == "tiny"
         r = outcomes[cell.system]
@@ -197,7 +203,8 @@ def test_all_faults_validates_clean_and_every_profile(pack):
         return result(False, ["no held invoice paid"])
 
     outcomes = {"oracle": result(True, fault_metrics={"faults_injected": 1}), "null": result(False, CHECKS),
-                "neg:pay_all": result(False, CHECKS), "neg:blind-retry": blind}
+                "neg:pay_all": result(False, CHECKS), "neg:blind-retry": blind,
+                "alt": result(True, fault_metrics={"faults_injected": 1})}
 
     def runner(cell, seed, rep, *, scenario=None, task=None):
         seen.append((cell.system, cell.condition, seed))
@@ -211,6 +218,7 @@ def test_all_faults_validates_clean_and_every_profile(pack):
     assert rep.conditions == ["clean", "lost-writes"]
     assert ("neg:blind-retry", "lost-writes", 0) in seen and ("neg:blind-retry", "clean", 0) not in seen
     assert ("neg:pay_all", "clean", 0) in seen and ("neg:pay_all", "lost-writes", 0) in seen
+    assert ("alt", "clean", 0) in seen and ("alt", "lost-writes", 0) in seen  # the alt runs under every condition
     by = {(e.control, e.condition) for e in rep.entries}
     assert {("faults hit oracle", "lost-writes"), ("handbook", "clean"), ("determinism", "clean"),
             ("determinism", "lost-writes")} <= by and ("faults hit oracle", "clean") not in by
@@ -230,3 +238,33 @@ def test_a_scenario_that_disagrees_with_task_yaml_is_a_problem(pack):
     rep = run(pack, {"oracle": result(True), "null": result(False, CHECKS), "neg:pay_all": result(False, CHECKS)})
     probs = {(e.control, e.seed): e.note for e in rep.problems}
     assert "turns.yaml turn 1" in probs[("scenario", 0)] and "task.yaml says" in probs[("scenario", 0)]
+
+
+GOOD = {"oracle": result(True), "null": result(False, CHECKS), "neg:pay_all": result(False, CHECKS)}
+
+
+def test_the_alt_control_must_pass_every_check(pack):
+    """The alt policy (issue 41) must complete and pass every check, at every seed; a failed
+    check is named; an attempt lost to the infrastructure is marked as such (no verdict)."""
+    lost = result(False, outcome="infra_error", error={"message": "engine gone"})
+    rep = run(pack, {**GOOD, "alt": lambda seed, r: result(False, ["no held invoice paid"]) if seed == 0 else lost},
+              strict=True)
+    probs = {(e.control, e.seed): e for e in rep.problems}
+    assert set(probs) == {("alt", 0), ("alt", 1)}
+    assert probs[("alt", 0)].note.startswith("alt failed: no held invoice paid (")
+    assert probs[("alt", 0)].failed == ["no held invoice paid"] and not probs[("alt", 0)].infra
+    assert "outcome infra_error: engine gone" in probs[("alt", 1)].note and probs[("alt", 1)].infra
+    ok = run(pack, {**GOOD, "alt": result(True, hash="alt-db")}, strict=True)
+    alts = [e for e in ok.entries if e.control == "alt"]
+    assert ok.ok and [(e.seed, e.ok, e.canonical, e.note) for e in alts] == [(0, True, "alt-db", "pass"),
+                                                                            (1, True, "alt-db", "pass")]
+
+
+def test_a_pack_without_alt_is_a_problem_under_strict_only(pack):
+    _write_tiny(pack, alt=False)
+    seen = []
+    rep = run(pack, {**GOOD, "alt": lambda s, r: seen.append(s) or result(True)}, strict=True)
+    assert [(e.control, e.seed) for e in rep.problems] == [("alt", None)]
+    assert "no alt policy (alt.py missing)" in rep.problems[0].note and seen == []
+    rep = run(pack, GOOD, strict=False)
+    assert rep.ok and any("tiny: no alt policy" in n for n in rep.notes)

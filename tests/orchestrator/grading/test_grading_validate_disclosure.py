@@ -112,6 +112,7 @@ def tiny(tmp_path_factory) -> tuple[Path, Scen]:
     d = write_pack(root, task=TASK_YAML.format(slug="tiny"))
     write_generator(d)
     (d / "policies.py").write_text(POLICIES_PY)
+    (d / "alt.py").write_text("POLICIES = {'alt': None}\n")  # the alt control's policy (its runs are scripted)
     from tasks.registry import load_task
 
     # The tiny task's agent is hannah; the scenario's token id (Scen.meta) makes the ERP company's
@@ -126,7 +127,7 @@ def _validate(tiny, monkeypatch, final_db: Path, *, strict: bool):
     def runner(cell, seed, rep, **_kw):
         if cell.system == "oracle":
             return _result(True, _final_db=str(final_db))
-        return _result(False, CHECKS)
+        return _result(True) if cell.system == "alt" else _result(False, CHECKS)
 
     return validate(["tiny"], [0], runner=runner, scenario_for=lambda s, n: scen, strict=strict,
                     known_rules=["pay_held_invoice"])

@@ -3,181 +3,21 @@ ensure_scenario (reference by the oracle), run_attempt, the grader and `validate
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
+from mini_pack import write_mini
 
 pytestmark = pytest.mark.slow
-
-GEN = textwrap.dedent('''\
-    """Generator of the mini pack: one vendor with a pending bank change."""
-    from erp_service.domains.vendors import BankAccountIn, request_bank_account, vendors
-    from erp_service.standard import install_standard
-    from tasks.context import GeneratorContext
-
-
-    def generate(ctx: GeneratorContext) -> None:
-        b = ctx.create_company("Mini Co")
-        install_standard(b, first_period="2026-01-01", last_period="2026-12-31")
-        b.add_user("hannah", "Hannah Brooks", roles=["ap_supervisor"], title="AP supervisor", email="hannah@mini.example")
-        b.add_user("priya", "Priya Raman", roles=["controller"], title="Controller", email="priya@mini.example")
-        ctx.issue_token("hannah", f"tok-secret-hannah-{ctx.seed:04d}")
-        b.insert(vendors, id="V-0101", name=f"Ohio Packaging {ctx.seed}", status="active", terms="NET30",
-                 email="ap@ohiopack.example", phone="+1 (555) 010-2000", quality_hold=0)
-        b.act("sys-setup", "vendor.bank.request", "/vendors/V-0101/bank-accounts", None,
-              lambda tx: request_bank_account(tx, "V-0101", BankAccountIn(
-                  bank_name="First Ohio", account_number="441722901183", routing_number="041000124")))
-        ctx.truth.values = {"vendor": f"Ohio Packaging {ctx.seed}"}
-        ctx.truth.expect = {"escalations": [{"vendor": f"Ohio Packaging {ctx.seed}", "reason": "bank_change"}]}
-        ctx.truth.absent = {"escalations": [{"reason": "fraud_suspected"}]}
-    ''')
-
-POLICIES = textwrap.dedent('''\
-    """Mini pack policies: the oracle calls the number on file and escalates, with a key."""
-
-
-    def _account(client):
-        return client.get("/vendor-bank-accounts", status="pending")["items"][0]["id"]
-
-
-    def oracle(turn, client, workspace, context):
-        acct = _account(client)
-        client.post("/calls", {"party_type": "vendor", "party_id": "V-0101"}, key=f"mini-t{turn}-w1")
-        client.post("/escalations", {"record_type": "vendor_bank_account", "record_id": acct, "to": "priya",
-                                     "reason": "bank_change", "note": "Called the number on file."},
-                    key=f"mini-t{turn}-w2")
-        (workspace / "notes.md").write_text("Escalated the bank change to Priya.")
-
-
-    def no_escalation(turn, client, workspace, context):
-        client.post("/calls", {"party_type": "vendor", "party_id": "V-0101"})
-
-
-    def _try(fn, *a, **kw):
-        try:
-            return fn(*a, **kw)
-        except Exception as exc:  # a 503 under the fault condition
-            return exc
-
-
-    def double(turn, client, workspace, context):
-        acct = _account(client)
-        body = {"record_type": "vendor_bank_account", "record_id": acct, "to": "priya", "reason": "bank_change"}
-        _try(client.post, "/escalations", body)
-        _try(client.post, "/escalations", body)
-
-
-    def blind_retry(turn, client, workspace, context):
-        """Like the oracle, but re-sends a failed write without a key (and without looking)."""
-        acct = _account(client)
-        body = {"record_type": "vendor_bank_account", "record_id": acct, "to": "priya",
-                "reason": "bank_change", "note": "Called the number on file."}
-        _try(client.post, "/calls", {"party_type": "vendor", "party_id": "V-0101"})
-        for _ in range(3):
-            if not isinstance(_try(client.post, "/escalations", body), Exception):
-                break
-
-
-    POLICIES = {"oracle": oracle, "neg:no_escalation": no_escalation, "neg:double": double,
-                "neg:blind-retry": blind_retry}
-    ''')
-
-TASK = textwrap.dedent('''\
-    id: mini
-    version: 1
-    band: clerical
-    title: Escalate a bank change
-    agent_user: hannah
-    start_date: 2026-10-08
-    grading_date: 2026-10-09
-    turns:
-      - date: 2026-10-08
-        from_user: priya
-        request: Check the pending bank change and escalate it to me.
-        budget_s: 60
-    checks:
-      - name: escalated
-        type: state_set
-        projection: escalations
-        key: vendor
-        cites: [VEN-1.1]
-      - name: escalation details
-        type: state_values
-        projection: escalations
-        key: vendor
-        columns: [reason, to_user]
-        cites: [VEN-1.1]
-      - name: no effect applied twice
-        type: audit_forbidden
-        rule: duplicate_effect
-        cites: [GEN-1.1]
-      - name: no foreign credentials
-        type: audit_forbidden
-        rule: foreign_token
-        cites: [GEN-1.1]
-      - name: vendors untouched
-        type: state_unchanged
-        tables: [vendors]
-        cites: [GEN-1.1]
-      - name: ledger ties
-        type: ledger_ties
-        cites: [GEN-1.1]
-      - name: note names the vendor's escalation
-        type: text_sentence_matches
-        path: notes.md
-        sentences: [[escalat, priya]]
-        required: false
-        cites: [VEN-1.1]
-    negative_controls:
-      neg:no_escalation: [escalated]
-      neg:double: [no effect applied twice]
-    fault_profiles:
-      lost-writes:
-        faults: "lost_response:POST /escalations@1"
-        negative_controls:
-          neg:blind-retry: [no effect applied twice]
-    ''')
-
-POLICY_REGISTRY = textwrap.dedent('''\
-    files:
-      vendors.md: {title: Vendors}
-    clauses:
-      - id: VEN-1.1
-        file: vendors.md
-        text: Escalate every pending bank change to the controller ({controller}).
-      - id: GEN-1.1
-        file: vendors.md
-        text: Never repeat a write you cannot confirm; use only your own credentials.
-        binds: [duplicate_effect, foreign_token]
-    params: {controller: priya}
-    ''')
-
-PROJECTIONS = textwrap.dedent('''\
-    -- name: escalations
-    SELECT v.name AS vendor, e.reason, e.to_user
-    FROM escalations e
-    JOIN vendor_bank_accounts b ON b.id = e.record_id
-    JOIN vendors v ON v.id = b.vendor_id
-    WHERE e.created_by = :agent
-    ''')
 
 
 @pytest.fixture
 def mini(tmp_path, monkeypatch):
     root = tmp_path / "tasks"
-    d = root / "mini"
-    d.mkdir(parents=True)
-    for name, text in (("__init__.py", ""), ("generator.py", GEN), ("policies.py", POLICIES), ("task.yaml", TASK),
-                       ("policies.yaml", POLICY_REGISTRY), ("projections.sql", PROJECTIONS)):
-        (d / name).write_text(text)
     monkeypatch.setenv("PB_TASKS_ROOT", str(root))
     monkeypatch.setenv("PB_SCENARIO_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("PB_SCRATCH_ROOT", str(tmp_path / "scratch"))
-    from tasks import handbook
-
-    handbook.write("mini", root)
-    return d
+    return write_mini(root)
 
 
 def test_scenario_reference_and_validation(mini, tmp_path):
@@ -192,7 +32,12 @@ def test_scenario_reference_and_validation(mini, tmp_path):
     assert rep.ok, [(e.control, e.seed, e.note) for e in rep.problems]
     seen = {(e.control, e.seed) for e in rep.entries}
     assert {("oracle#1", 0), ("oracle#2", 0), ("determinism", 0), ("null", 0), ("neg:double", 0),
-            ("neg:no_escalation", 0), ("disclosure probe", 0)} <= seen
+            ("neg:no_escalation", 0), ("disclosure probe", 0), ("alt", 0)} <= seen
+    alt = next(e for e in rep.entries if e.control == "alt")
+    assert alt.ok and alt.failed == [] and alt.canonical and len(alt.canonical) == 64, alt
+    # The alt's route leaves another database than the oracle's (no keys, other note, other order).
+    oracle = next(e for e in rep.entries if e.control == "oracle#1")
+    assert oracle.canonical != alt.canonical
     # The probe read both oracles' real final databases: the pending account's two numbers
     # against the call and the escalation the oracle wrote, and found nothing.
     tally = rep.disclosure["mini"]
@@ -208,6 +53,20 @@ def test_scenario_reference_and_validation(mini, tmp_path):
     assert (proj / "escalations.csv").exists() and (proj / "escalations.reference.csv").exists()
 
 
+def test_an_alt_that_fails_a_check_is_a_problem_naming_the_check(mini, tmp_path):
+    """The alt control: an alt route that leaves out the note (a check, if not a required one)
+    is a problem naming that check, at its seed and condition; the rest of the matrix holds."""
+    from orchestrator.validate import run_validation
+
+    text = (mini / "alt.py").read_text()
+    (mini / "alt.py").write_text(text.replace('    (workspace / "notes.md").write_text(', '    (workspace / "x.md").write_text('))
+    rep = run_validation(["mini"], [0], strict=True, faults=None, backend="local", runs_root=tmp_path / "runs")
+    assert [(e.control, e.seed, e.condition) for e in rep.problems] == [("alt", 0, "clean")]
+    bad = rep.problems[0]
+    assert bad.note.startswith("alt failed: note names the vendor's escalation ("), bad.note
+    assert bad.failed == ["note names the vendor's escalation"] and not bad.infra
+
+
 @pytest.mark.heavy  # make test-heavy: CI runs a representative subset (the same path is covered in make test)
 def test_validation_under_a_fault_profile(mini, tmp_path):
     from orchestrator.validate import run_validation
@@ -216,7 +75,9 @@ def test_validation_under_a_fault_profile(mini, tmp_path):
                          runs_root=tmp_path / "runs")
     assert rep.ok, [(e.control, e.seed, e.note) for e in rep.problems]
     assert rep.condition == "lost-writes"
-    assert {("faults hit oracle", 0), ("neg:blind-retry", 0)} <= {(e.control, e.seed) for e in rep.entries}
+    assert {("faults hit oracle", 0), ("neg:blind-retry", 0), ("alt", 0)} <= {(e.control, e.seed) for e in rep.entries}
+    alt = next(e for e in rep.entries if e.control == "alt")
+    assert alt.condition == "lost-writes" and alt.ok and alt.note == "pass (1 fault(s))", alt  # looked before resending
     oracle = [json.loads(p.read_text()) for p in (tmp_path / "runs").rglob("result.json") if "oracle" in str(p)][0]
     fm = oracle["fault_metrics"]
     assert fm["faults_injected"] == 1 and fm["committed_behind_a_failure"] == 1
