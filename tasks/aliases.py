@@ -12,10 +12,12 @@ _SUFFIX = re.compile(r"[,\s]+(?:Co\.?|Company|Inc\.?|Incorporated|LLC|L\.L\.C\.|
 
 
 def party_aliases(name: str) -> list[str]:
-    """`name` as the ERP spells it, and without its legal suffix when what remains still names
-    it (two words or more)."""
+    """`name` as the ERP spells it, without its legal suffix when what remains still names it
+    (two words or more), and with "and" for "&"."""
     out = [name]
     short = _SUFFIX.sub("", name).strip()
     if short != name and len(short.split()) >= 2:
         out.append(short)
+    # "Coastline Seals & Gaskets" is also written "Coastline Seals and Gaskets".
+    out += [n.replace("&", "and") for n in out if "&" in n]
     return out

@@ -1,6 +1,7 @@
 """margin-bridge's text checks, both ways: answers a careful reviewer accepts under the
 handbook (FIN-1.1, FIN-2.1 .. FIN-2.5) in other words, forms and structures pass; wrong and
-gaming answers fail the checks they break. Over the generated truth of seeds 0-2."""
+gaming answers fail the checks they break. Over the generated truth of seeds 0-3 (margin falls
+on 0-2 and rises on 3)."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -11,7 +12,7 @@ import pytest
 from tests.support.text_answers import text_checks, truth, verdicts
 
 TASK = "margin-bridge"
-SEEDS = (0, 1, 2)
+SEEDS = (0, 1, 2, 3)
 MARGINS, PRICE, REBATE, MIX, WRITE_OFF, OTHER = ("margins and change stated", "price increase explained",
                                                  "rebate explained", "mix shift explained", "write-off explained",
                                                  "volume and other shown")
@@ -379,8 +380,9 @@ def w_margins(how: str) -> Callable[[Facts], str]:
                               f"by {usd(f.change)}.",
             "wrong direction": f"Gross margin was {usd(f.prior)} in August and {usd(f.month)} in September: it "
                                f"{wrong_verb} by {usd(f.change)}.",
+            # Unsigned reads as a rise: wrong where margin fell; where it rose, parentheses are wrong.
             "no direction": f"Gross margin was {usd(f.prior)} in August and {usd(f.month)} in September; the change "
-                            f"is {usd(f.change)}.",
+                            f"is {usd(f.change) if f.falls else paren(f.change)}.",
             "change missing": f"Gross margin was {usd(f.prior)} in August and {usd(f.month)} in September.",
             "change wrong": f"Gross margin was {usd(f.prior)} in August and {usd(f.month)} in September: it {verb} "
                             f"by {usd(f.change * 1.2)}.",

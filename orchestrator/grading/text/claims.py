@@ -26,11 +26,13 @@ from dataclasses import dataclass, field
 from orchestrator.grading.text.numbers import Figure, figures, matches, states_exactly
 from orchestrator.grading.text.segment import Unit, units
 from orchestrator.grading.text.vocabulary import (
+    DOWN_COMPARATIVES,
     DOWN_WORDS,
     HEDGE_BEFORE,
     NEGATION_AFTER,
     NEGATION_BEFORE,
     STATUS_TERMS,
+    UP_COMPARATIVES,
     UP_WORDS,
     negative_patterns,
     phrase_pattern,
@@ -163,12 +165,21 @@ def _drop_inner(found: dict[str, _Found]) -> None:
         f.document = [s for s in f.document if not inside(s)]
 
 
-def direction(text: str, spans: Sequence[_Span] | None = None) -> str:
-    """The direction a unit gives its measure (margin): the up/down word nearest to a mention
-    of the measure in the same clause; "" when none. `spans` limits the words considered."""
-    best: tuple[int, str] | None = None
+def _direction_words(text: str, comparatives: bool) -> list[tuple[_Span, str]]:
     words = [(_Span(m.start(), m.end()), "up") for m in UP_WORDS.finditer(text)] + \
         [(_Span(m.start(), m.end()), "down") for m in DOWN_WORDS.finditer(text)]
+    if comparatives:
+        words += [(_Span(m.start(), m.end()), "up") for m in UP_COMPARATIVES.finditer(text)] + \
+            [(_Span(m.start(), m.end()), "down") for m in DOWN_COMPARATIVES.finditer(text)]
+    return words
+
+
+def direction(text: str, spans: Sequence[_Span] | None = None, *, comparatives: bool = False) -> str:
+    """The direction a unit gives its measure (margin): the up/down word nearest to a mention
+    of the measure in the same clause; "" when none. `spans` limits the words considered;
+    `comparatives` lets "higher"/"lower" count."""
+    best: tuple[int, str] | None = None
+    words = _direction_words(text, comparatives)
     if spans is not None:
         keep = {(s.start, s.end) for s in spans}
         words = [(w, d) for w, d in words if (w.start, w.end) in keep]
@@ -194,9 +205,9 @@ def _own_direction(c: Claim, text: str, kinds: Sequence[_Span]) -> str:
     """The direction stated by the claim's own kind words ("fell", "a decrease of")."""
     for s in kinds:
         word = text[s.start:s.end]
-        if DOWN_WORDS.search(word):
+        if DOWN_WORDS.search(word) or DOWN_COMPARATIVES.search(word):
             return "down"
-        if UP_WORDS.search(word):
+        if UP_WORDS.search(word) or UP_COMPARATIVES.search(word):
             return "up"
     return ""
 
@@ -221,7 +232,8 @@ def _judge(c: Claim, text: str, f: _Found, figs: Sequence[Figure], dir_words: Se
             return "does not say what happened (kind)"
     # A claim about a change ("fell", "a decrease of") states its direction with its own kind
     # word; a driver's kind ("price increase") is no direction of the measure.
-    stated = direction(text, dir_words) or (_own_direction(c, text, f.kind) if c.direction_required else "")
+    stated = direction(text, dir_words, comparatives=c.direction_required) or (
+        _own_direction(c, text, f.kind) if c.direction_required else "")
     if c.effect and stated and stated != c.effect:
         return f"gives the wrong direction ({stated}, truth {c.effect})"
     if c.amount is not None:
@@ -231,8 +243,9 @@ def _judge(c: Claim, text: str, f: _Found, figs: Sequence[Figure], dir_words: Se
             good = [g for g in good if not g.signed or g.signed == want or (c.amount < 0 and g.signed == -want)]
         if not good:
             return f"does not state its amount {c.amount:,.2f} (precision {c.precision})"
-        if c.direction_required and c.effect and not stated and not any(g.signed for g in good):
-            return "states no direction (a sign or a word)"
+        if c.direction_required and c.effect == "down" and not stated and not any(g.signed for g in good):
+            # An unsigned figure with no direction word is a positive one (as a table writes it).
+            return "states no direction (a minus, parentheses or a word): an unsigned change reads as a rise"
     elif c.direction_required and c.effect and not stated:
         return "states no direction (a sign or a word)"
     return ""
@@ -313,8 +326,7 @@ def _shared(claims: Sequence[Claim], text: str, found: dict[str, _Found], figs: 
     for c in claims:
         for t in c.kind:
             kind_count[t] = kind_count.get(t, 0) + 1
-    dir_spans = [_Span(m.start(), m.end()) for m in UP_WORDS.finditer(text)] + \
-        [_Span(m.start(), m.end()) for m in DOWN_WORDS.finditer(text)]
+    dir_spans = [w for w, _ in _direction_words(text, True)]
     for c in claims:
         if c.name not in anchors:
             continue

@@ -16,7 +16,8 @@ from orchestrator.grading.text.vocabulary_payables import PAYABLES_NEGATIVE, PAY
 _TIE_WORDS = (r"\bti(?:e|es|ed|ing)(?:[- ]?outs?)?\b", r"\bagree(?:s|d|ing)?\b", r"\bin agreement\b",
               r"\breconcile(?:s|d)?\b", r"\breconciling\b", r"\breconciliation\b", r"\bmatch(?:es|ed|ing)?\b",
               r"\bbalances? (?:to|with)\b", r"\bin balance\b", r"\bno difference\b", r"\bzero difference\b",
-              r"\bdifferences?(?: of| is|:)?\s*(?:nil|none|zero|\$?0(?:\.00)?(?![.,]?\d))", r"\bno variance\b", r"\bbalanced\b", r"\bequals?\b", r"\bequal to\b", r"\bsame as\b",
+              r"\bdifferences?(?: of| is|:)?\s*(?:nil|none|zero|\$?0(?:\.00)?(?![.,]?\d))",
+              r"\bno variance\b", r"\bbalanced\b", r"\bequals?\b", r"\bequal to\b", r"\bsame as\b",
               r"\bconsistent with\b", r"\bsquares?\b", r"\bin line with\b", r"✓|✔|☑")
 
 TERMS: dict[str, tuple[str, ...]] = {
@@ -100,14 +101,19 @@ NEGATION_AFTER = re.compile(
 STATUS_TERMS = frozenset({"ties"}) | PAYABLES_STATUS_TERMS
 
 # Direction of a measure (margin, a balance): nearest to the measure's word wins.
-UP_WORDS = re.compile(r"\b(?:rose|risen|rises?|rising|increase[ds]?|increasing|up|higher|improved?|improves|improving|"
-                      r"grew|grown|grows?|gains?|gained|boost(?:ed|s)?|added|adds?|favou?rable|better|widen(?:ed|s)?|"
-                      r"expand(?:ed|s)?)\b", re.IGNORECASE)
-DOWN_WORDS = re.compile(r"\b(?:fell|fallen|falls?|falling|decrease[ds]?|decreasing|down|lower(?:ed|s|ing)?|"
+UP_WORDS = re.compile(r"\b(?:rose|risen|rises?|rising|increase[ds]?|increasing|up|improved?|improves|improving|"
+                      r"grew|grown|grows?|gains?|gained|boost(?:ed|s)?|added|adds?|favou?rable|widen(?:ed|s)?|"
+                      r"expand(?:ed|s)?|raised)\b", re.IGNORECASE)
+DOWN_WORDS = re.compile(r"\b(?:fell|fallen|falls?|falling|decrease[ds]?|decreasing|down|lowered|lowering|"
                         r"reduc(?:e|ed|es|ing|tion)|declin(?:e|ed|es|ing)|drop(?:ped|s)?|unfavou?rable|adverse|"
-                        r"hurt|hit|eroded?|erosion|cut|costs?|worse|dragged|drag|compress(?:ed|ion)?|squeez(?:e|ed)|"
-                        r"shr[ai]nk|shrunk|negative|deduct(?:ed|s)?|less|narrow(?:ed|s)?|dilut(?:ed|es|ion))\b",
+                        r"hurt|hit|eroded?|erosion|cut|costs?|costing|dragged|drag|compress(?:ed|ion)?|squeez(?:e|ed)|"
+                        r"shr[ai]nk|shrunk|negative|deduct(?:ed|s)?|narrow(?:ed|s)?|dilut(?:ed|es|ion))\b",
                         re.IGNORECASE)
+# Comparatives say which way a change went ("$X lower than August") but, in a driver's
+# sentence, usually compare rates ("against August's higher 57% margin"): only a claim that
+# must state its direction reads them.
+UP_COMPARATIVES = re.compile(r"\b(?:higher|better|more|greater|above)\b", re.IGNORECASE)
+DOWN_COMPARATIVES = re.compile(r"\b(?:lower|worse|less|smaller|below)\b", re.IGNORECASE)
 
 
 @cache

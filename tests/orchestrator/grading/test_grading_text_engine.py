@@ -54,6 +54,10 @@ def test_direction_is_the_word_nearest_the_measure():
     assert direction("costs rose, so gross margin improved by $5") == "up"
     assert direction("the change is $5 (unfavourable)") == "down"
     assert direction("prices rose by $5") == ""
+    # A driver's comparison of rates is no direction; a change "lower than" August's is.
+    assert direction("it earned 28% against August's higher 57% margin, costing $5 of margin") == "down"
+    assert direction("September margin was $5 lower than August's") == ""
+    assert direction("September margin was $5 lower than August's", comparatives=True) == "down"
 
 
 CLAIMS = [Claim("price", subject=("Acme Valve",), document=("PA-1",), kind=("price_increase",), amount=100.0,
