@@ -3,7 +3,7 @@
 Each function plants one case into the `Backlog`: its orders, receipts and documents, the
 world entries it needs (calls, scheduled receipts, bank requests), what the reference must show
 (`expect` / `absent` rows) and what the checks' `{truth:...}` placeholders are filled with.
-Clauses cited are the handbook's (policies.yaml).
+Clauses cited are the handbook's (clauses.yaml).
 """
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ MONTH_START, MONTH_END = "2026-10-01", "2026-10-31"
 REVERSAL_DAY = "2026-11-02"
 BRASS, CASTINGS, SEALS = "V-0101", "V-0103", "V-0105"
 FREIGHT_VENDORS = (BRASS, CASTINGS)
-RATE = 0.025                      # FRT-2.1 ("2.5%" in policies.yaml)
+RATE = 0.025                      # FRT-2.1 ("2.5%" in clauses.yaml)
 THRESHOLD_CENTS = 500_000         # the journal approval threshold: every accrual stays below it
 REVERSAL_REASON = ("Posted in error: this delivery was Tri-County's shipment for another customer; "
                    "the carrier took it back on 30 October.")
