@@ -231,7 +231,7 @@ def failure_for(exc: BaseException) -> Ending:
         return Ending(Failure.ENGINE_UNAVAILABLE,
                        f"the container engine is unavailable at {docker_host()}{why}; start the Docker daemon "
                        "or point DOCKER_HOST at it (or use --backend local where the command has one)")
-    # ScenarioError: the generator, the oracle's reference or truth.json (orchestrator/scenarios.py).
+    # ScenarioError: the generator, the oracle's reference or truth.json (orchestrator/scenarios/cache.py).
     if isinstance(exc, TaskError) or any(type(e).__name__ in ("TaskError", "ScenarioError") for e in _chain(exc)):
         return Ending(Failure.TASK_ERROR, one_line(f"task error: {exc}"))
     if _is_bad_input(exc):

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator import labels as L
-from orchestrator.scenario_dir import cache_root_default
+from orchestrator.scenarios.folder import cache_root_default
 
 log = logging.getLogger(__name__)
 

@@ -36,9 +36,9 @@ from networks.subnets import Block, SubnetPool, SubnetsExhausted
 from networks.topology import NetworkSpec, load_topology
 from orchestrator import labels as L
 from orchestrator.admission import start_slots
-from orchestrator.archives import Entry, build_tar, safe_extract, stream_file, tree_entries
 from orchestrator.backends.base import AttemptContext, Backend, Sandbox, TurnLaunch, TurnRun
-from orchestrator.backends.docker_containers import (
+from orchestrator.backends.docker.archives import Entry, build_tar, safe_extract, stream_file, tree_entries
+from orchestrator.backends.docker.containers import (
     NO_IPV6,
     PYTHON,
     EventRecorder,
@@ -52,16 +52,16 @@ from orchestrator.backends.docker_containers import (
     start_netns_holder,
     uid_gid,
 )
-from orchestrator.backends.docker_firewall import BRIDGE_NAME_OPTION, HostFirewall, remove_networks
-from orchestrator.backends.docker_limits import limit_client, process_limiter
-from orchestrator.backends.docker_turns import DockerTurns
-from orchestrator.backends.reaper import reap
+from orchestrator.backends.docker.firewall import BRIDGE_NAME_OPTION, HostFirewall, remove_networks
+from orchestrator.backends.docker.limits import limit_client, process_limiter
+from orchestrator.backends.docker.reaper import reap
+from orchestrator.backends.docker.turns import DockerTurns, TurnHost
+from orchestrator.backends.docker.volume_quota import start_keeper, tmpfs_volume_options
 from orchestrator.backends.services import ServiceEndpoints, ServiceSpec, ServiceSpecError
 from orchestrator.config import RuntimeConfig
 from orchestrator.errors import ContainerStartError, EngineError, InfraError, Phase, PostMortem
 from orchestrator.in_thread import InThread
 from orchestrator.integrity import ServiceDeath
-from orchestrator.volume_quota import start_keeper, tmpfs_volume_options
 
 log = logging.getLogger(__name__)
 
@@ -224,7 +224,12 @@ class DockerSandbox(Sandbox):
         self._ready: dict[str, threading.Event] = {}  # service -> its follower's ready signal
         self._recorders: dict[str, EventRecorder] = {}
         self._agent_side: InThread | None = None  # the workspace keeper + netns holder, starting
-        self.turns = DockerTurns(self)  # the turns' containers and volumes, made ahead, removed beside
+        # the turns' containers and volumes, made ahead, removed beside
+        self.turns = DockerTurns(TurnHost(
+            prefix=self.prefix, client=self.client, config=self.config, agent_image=backend.agent_image,
+            has_init=backend.has_init, containers=self.containers, volumes=self.volumes, labels=self.labels,
+            agent_namespace=self.agent_namespace, remove_container=self._remove_container,
+            remove_volume=self._remove_volume))
         self.addresses: dict[str, dict[str, str]] = {}  # service -> network role -> IPv4
         self.admission = start_slots(self.config)  # host-wide: service starts queue here
 

@@ -17,7 +17,7 @@ import logging
 import threading
 from pathlib import Path
 
-from orchestrator.control_client import ControlClient
+from orchestrator.attempt.control_client import ControlClient
 from orchestrator.errors import Phase
 from orchestrator.poll_backoff import PollBackoff
 

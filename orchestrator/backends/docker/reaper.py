@@ -6,7 +6,7 @@ only (the SDK's `containers.list` fetches each container again by id, and a cont
 in between raised `NotFound` out of `reap()`), and an object that has vanished by the time it
 is removed counts as gone, never as a failure.
 
-Host firewall rules of attempt bridges (orchestrator/backends/docker_firewall.py) carry no owner,
+Host firewall rules of attempt bridges (orchestrator/backends/docker/firewall.py) carry no owner,
 only their network's name: a rule is left over when its network is gone. The rules are listed
 before the networks, so a rule seen belongs to a network created before the listing; if that
 network is then missing, it was removed, and the rule guards nothing."""
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from orchestrator import labels as L
 
 if TYPE_CHECKING:
-    from orchestrator.backends.docker_firewall import TaggedRule
+    from orchestrator.backends.docker.firewall import TaggedRule
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ def _firewall_rules(campaign: str | None) -> list[TaggedRule]:
     """The host firewall rules of attempt bridges (of `campaign`), or none when the host's
     firewall cannot be read here (no iptables or no privilege: then none were installed by this
     user either)."""
-    from orchestrator.backends.docker_firewall import FirewallError, campaign_key, list_tagged_rules
+    from orchestrator.backends.docker.firewall import FirewallError, campaign_key, list_tagged_rules
 
     try:
         rules = list_tagged_rules()
