@@ -197,6 +197,26 @@ def generate(ctx: GeneratorContext) -> None:
         p.held_vendor: {"silent": False, "invoice": {"delay": 1, "prefix": "QH-"}},
     }
     _truth(ctx, ng, p, ids, cast_date, lots)
+    _handoff_aliases(ctx, ng)
+
+
+# How many invoices a vendor may send in the week (one per PO and shipping day); the handoff
+# check accepts any of them as the vendor's invoice number, written with or without its dash.
+INVOICES_PER_VENDOR = 6
+
+
+def _handoff_aliases(ctx: GeneratorContext, ng: Northgate) -> None:
+    """The names and invoice numbers the handoff (AP-3.1) may use for each held vendor: the
+    vendor's name as in the vendor record and its short forms, its id, and the numbers its
+    invoices carry this week (world.json `vendors`: prefix and first number)."""
+    short = {MIDSTATE: ["Mid-State", "Midstate", "Mid State"], COASTLINE: ["Coastline", "Coastline Seals"],
+             KEYSTONE: ["Keystone", "Keystone Fasteners"]}
+    for key, vid in (("midstate", MIDSTATE), ("coastline", COASTLINE), ("keystone", KEYSTONE)):
+        cfg = ctx.world.vendors[vid].invoice
+        assert cfg is not None and cfg.prefix and cfg.start is not None
+        numbers = [f"{cfg.prefix}{cfg.start + k}" for k in range(INVOICES_PER_VENDOR)]
+        ctx.truth.values[f"{key}_names"] = [ng.vendor(vid).name, vid, *short[vid]]
+        ctx.truth.values[f"{key}_invoice_nos"] = [form for n in numbers for form in (n, n.replace("-", ""))]
 
 
 def _truth(ctx: GeneratorContext, ng: Northgate, p: Plan, ids: dict[str, str], cast_date: str,
