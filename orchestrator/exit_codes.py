@@ -27,6 +27,8 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from orchestrator.errors import TaskError  # the one TaskError (an attempt's, and a command's)
+
 
 class ExitCode(enum.IntEnum):
     """The process exit codes of `orchestrate`."""
@@ -154,10 +156,6 @@ def parse_table(markdown: str) -> dict[str, tuple[tuple[int, str], ...]]:
 
 class EngineUnavailable(RuntimeError):
     """The container engine cannot be reached; the message names DOCKER_HOST."""
-
-
-class TaskError(RuntimeError):
-    """The task pack failed while running (not the input, not the infrastructure)."""
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:

@@ -12,16 +12,16 @@ before the networks, so a rule seen belongs to a network created before the list
 network is then missing, it was removed, and the rule guards nothing."""
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from orchestrator import labels as L
+from orchestrator.logs import get_logger
 
 if TYPE_CHECKING:
     from orchestrator.backends.docker.firewall import TaggedRule
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 @dataclass
@@ -102,7 +102,7 @@ def reap(client, *, all_dead: bool = False, campaign: str | None = None, dry_run
             except Exception as exc:  # noqa: BLE001 — a reap reports failures and goes on
                 report.failed.append(f"{tag}: {exc}")
     for line in report.removed:
-        log.info("reaped %s", line)
+        log.info("reaped", what=line)
     return report
 
 
@@ -115,6 +115,6 @@ def _firewall_rules(campaign: str | None) -> list[TaggedRule]:
     try:
         rules = list_tagged_rules()
     except FirewallError as exc:
-        log.debug("firewall rules not listed: %s", exc)
+        log.debug("firewall_rules_not_listed", error=str(exc))
         return []
     return [r for r in rules if campaign is None or r.campaign_key == campaign_key(campaign)]

@@ -20,7 +20,6 @@ networks with fixed addresses, filled through the archive API (so secrets never 
 """
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -62,8 +61,9 @@ from orchestrator.config import RuntimeConfig
 from orchestrator.errors import ContainerStartError, EngineError, InfraError, Phase, PostMortem
 from orchestrator.in_thread import InThread
 from orchestrator.integrity import ServiceDeath
+from orchestrator.logs import get_logger
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 class DockerBackend(Backend):
@@ -117,7 +117,7 @@ class DockerBackend(Backend):
         try:
             report = reap(self.client)
             if report.removed:
-                log.info("reap at start: %s", report.summary())
+                log.info("reaped_at_start", summary=report.summary())
             self.resolve_images()
             for ref in (self.erp_image, self.agent_image):
                 self.client.images.get(ref)
@@ -402,7 +402,7 @@ class DockerSandbox(Sandbox):
             events = merge_events(recorded, list(self.client.events(
                 since=int(since) - 1, until=int(time.time()) + 1, filters={"container": container.id}, decode=True)))
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-            log.warning("service %s: engine facts unavailable (%s); its death counts as infrastructure", name, exc)
+            log.warning("service_engine_facts_unavailable", service=name, error=str(exc), counts_as="infrastructure")
             return None
         return ServiceDeath.from_engine(name, state, events)
 
@@ -497,7 +497,7 @@ class DockerSandbox(Sandbox):
         # Nothing still being made or removed. The agent side's failure, if no step met it, is
         # not teardown's (the attempt failed before it needed it): logged; what it made goes below.
         if self._agent_side is not None and (p := self._agent_side.settle()):
-            log.warning("agent side of %s never used: %s", self.prefix, p)
+            log.warning("agent_side_unused_failed", prefix=self.prefix, problem=p)
         problems += self.turns.settle()
         with ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"{self.prefix}-rm") as pool:  # each a round trip
             problems += [p for p in pool.map(self._remove_container, list(self.containers)) if p]
