@@ -5,6 +5,10 @@ from sqlalchemy import Column, Integer, String, Table, Text
 
 from ...kernel.schema import metadata
 from ...kernel.tx import register_object
+
+# The domains below journal, imported before its table as the flat module was: tables register on the
+# shared MetaData in import order, and the scenario database's bytes follow that order.
+from .. import org, payables  # noqa: F401
 from ..ledger import journal_entries, journal_lines, periods
 
 attachments = Table(
