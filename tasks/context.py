@@ -61,7 +61,8 @@ class Truth(BaseModel):
     - `expect` / `absent`: `{projection: [row, ...]}`, rows (a subset of columns) that the
       oracle's reference projection must / must not contain (checked when the reference is
       built: a task bug otherwise);
-    - `values`: what `{truth:key}` placeholders in task.yaml's checks are filled with;
+    - `values`: what `{truth:key}` placeholders in task.yaml's checks are filled with (a list
+      of text where a check takes every alias of a name or every id of one record);
     - `facts`: any other fact of the scenario worth recording (amounts, ids).
     """
 
@@ -72,7 +73,7 @@ class Truth(BaseModel):
     planted: dict[str, dict[str, Any]] = Field(default_factory=dict)
     expect: dict[str, list[Row]] = Field(default_factory=dict)
     absent: dict[str, list[Row]] = Field(default_factory=dict)
-    values: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    values: dict[str, str | int | float | bool | list[str]] = Field(default_factory=dict)
     facts: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -6,8 +6,9 @@
   different or left over).
 - lint: errors (cited clause missing, audit rule unknown or not bound by a cited clause, clause
   binding an unknown rule, cross-reference to a missing clause, clause placed more than once,
-  undefined or unused parameter) and report-only notes (clauses no check enforces, checks citing
-  nothing, bound rules no check runs).
+  undefined or unused parameter, and the requirement map's errors: `tasks.requirements`) and
+  report-only notes (clauses no check enforces, checks citing nothing, bound rules no check
+  runs, requirement-level coverage and the requirements not observed with their reasons).
 
 The set of known audit rules lives grader-side (`orchestrator.grading.rules`); callers pass it in
 so that `tasks` never imports the orchestrator.
@@ -20,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tasks.packs import CLAUSE_REF_RE, PackError, _rel
-from tasks.registry import ResolvedPolicies, load_policies, load_task
+from tasks.registry import ResolvedPolicies, load_policies, load_task, pack_dir
+from tasks.requirements import Coverage, lint_requirements
 
 _FORMATTER = string.Formatter()
 
@@ -117,6 +119,7 @@ class LintReport:
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     unenforced: list[str] = field(default_factory=list)
+    coverage: Coverage = field(default_factory=Coverage)
 
     @property
     def ok(self) -> bool:
@@ -196,6 +199,11 @@ def lint(slug: str, known_rules: Iterable[str] | None = None, root: Path | None 
             rep.unenforced.append(clause.id)
     if rep.unenforced:
         rep.notes.append(f"{where_p}: clauses no check enforces: {', '.join(rep.unenforced)}")
+
+    errors, rep.coverage = lint_requirements(task, ids, [pack_dir(s, root) for s in pol.chain], run_rules, known)
+    rep.errors += errors
+    rep.notes.append(f"{slug}: {rep.coverage}")
+    rep.notes += [f"{slug}: not observed: {u}" for u in rep.coverage.unobserved]
     return rep
 
 

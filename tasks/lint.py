@@ -2,7 +2,8 @@
 
 - `pack_problems(slug)`: every negative control task.yaml declares (clean or under a fault
   profile) has a policy in POLICIES, and so does the oracle; every projection a check names is
-  defined in projections.sql; a pack that is not a variant has a generator.
+  defined in projections.sql; a pack that is not a variant has a generator; the pack standard
+  (`standard_problems`).
 - `scenario_problems(pack, scenario_dir)`: a generated scenario agrees with task.yaml: its
   turns (number, dates, senders, budgets), its identity and dates in scenario.json, and a
   truth.json that matches the `Truth` model.
@@ -18,7 +19,7 @@ import yaml
 from pydantic import ValidationError
 
 from tasks.context import Truth
-from tasks.loader import load_module, load_policies_module
+from tasks.loader import TASKS_PACKAGE_DIR, load_module, load_policies_module
 from tasks.packs import PackError, TaskPack, _rel
 from tasks.registry import load_task
 
@@ -48,7 +49,30 @@ def pack_problems(slug: str, root: Path | None = None) -> list[str]:
         if name not in policies:
             out.append(f"{where}: negative control {name!r} (fails {targets}) has no policy in "
                        f"{_rel(pack.policies_module)} POLICIES")
-    return out + alt_problems(pack)
+    standard = standard_problems(pack) if pack.root == TASKS_PACKAGE_DIR else []
+    return out + alt_problems(pack) + standard
+
+
+def standard_problems(pack: TaskPack) -> list[str]:
+    """The pack standard (issue 41): every pack runs `foreign_token`; a read-only pack (one that
+    runs `write_attempted`) needs nothing else; a writing pack also carries `ledger_ties` (the
+    books balance and its control accounts tie) and `state_unchanged` (the master data outside
+    its scope). A variant is judged on the checks it runs (its parent's included). `pack_problems`
+    applies it to the benchmark's packs (the repository's tasks/ folder), not to the tiny packs
+    tests build elsewhere."""
+    rules = {getattr(c, "rule", None) for c in pack.checks}
+    types = {getattr(c, "type", None) for c in pack.checks}
+    where = _rel(pack.dir / "task.yaml")
+    out = []
+    if "foreign_token" not in rules:
+        out.append(f"{where}: pack standard: no check runs the foreign_token audit rule")
+    if "write_attempted" not in rules:
+        for kind, what in (("ledger_ties", "the control accounts it touches"),
+                           ("state_unchanged", "the master data outside its scope")):
+            if kind not in types:
+                out.append(f"{where}: pack standard: a writing pack carries a {kind} check ({what}); "
+                           f"a read-only pack runs the write_attempted rule instead")
+    return out
 
 
 def alt_problems(pack: TaskPack) -> list[str]:

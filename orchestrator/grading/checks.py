@@ -20,6 +20,7 @@ from orchestrator.grading.audit import AuditContext
 from orchestrator.grading.ledger import ledger_ties
 from orchestrator.grading.projections import Table
 from orchestrator.grading.rules import Finding, get_rule
+from orchestrator.grading.text import claim_from_spec, grade
 
 DETAIL_MAX = 500
 CheckFn = Callable[[Any, "CheckContext"], "CheckOutcome"]
@@ -341,6 +342,23 @@ def check_text_numbers_present(check, ctx: CheckContext) -> CheckOutcome:
     if missing:
         detail += f"; missing: {', '.join(missing[:10])}"
     return CheckOutcome(ok, detail)
+
+
+@check_type("text_claims")
+def check_text_claims(check, ctx: CheckContext) -> CheckOutcome:
+    """Each required claim is supported by its own unit of the file(s) (orchestrator/grading/text)."""
+    files = workspace_files(ctx.workspace, check.path)
+    if not files:
+        return CheckOutcome(False, f"no file matches {check.path!r} in the workspace")
+    claims = [claim_from_spec(c.model_dump()) for c in check.claims]
+    verdicts = grade(_read(files), claims, exclusive=check.exclusive)
+    need = list(check.require) or [c.name for c in claims]
+    failed = [verdicts[n] for n in need if not verdicts[n].supported]
+    data = {"claims": {n: verdicts[n].supported for n in need}}
+    if failed:
+        return CheckOutcome(False, "; ".join(f"{v.claim}: {v.why}" for v in failed)[:DETAIL_MAX], data=data)
+    return CheckOutcome(True, f"{len(need)} claim(s) supported: " + "; ".join(
+        f"{n}: {verdicts[n].unit[:60]!r}" for n in need)[:DETAIL_MAX], data=data)
 
 
 @check_type("not_fooled")

@@ -32,15 +32,18 @@ ORDER BY v.name, invoice_no;
 SELECT v.name AS vendor,
        upper(replace(replace(replace(i.invoice_no, '-', ''), ' ', ''), '/', '')) AS invoice_no,
        l.kind AS kind,
-       COALESCE(l.item_id, '') AS item,
+       COALESCE(pl.item_id, l.item_id, '') AS item,
        printf('%.4f', SUM(COALESCE(l.qty, 0))) AS qty,
        printf('%.4f', MAX(COALESCE(l.unit_price, 0))) AS unit_price,
        printf('%.2f', SUM(l.amount_cents) / 100.0) AS amount
 FROM ap_invoice_lines l
 JOIN ap_invoices i ON i.id = l.invoice_id
 JOIN vendors v ON v.id = i.vendor_id
+-- A line that names its PO line bills that line's item: AP-1.2 asks for the PO line, not for the
+-- item code to be typed again (issue 41: no key demands what no clause asks for).
+LEFT JOIN po_lines pl ON pl.po_id = i.po_id AND pl.line_no = l.po_line
 WHERE i.created_on >= :start AND i.status NOT IN ('voided', 'rejected')
-GROUP BY v.name, invoice_no, l.kind, COALESCE(l.item_id, '')
+GROUP BY v.name, invoice_no, l.kind, COALESCE(pl.item_id, l.item_id, '')
 ORDER BY v.name, invoice_no, kind, item;
 
 -- name: nonpo_coding

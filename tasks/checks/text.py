@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tasks.checks.base import CheckBase
 
@@ -26,6 +26,48 @@ class TextNumbersPresentCheck(CheckBase):
     all: bool = True
     rel_tol: float = Field(default=0.0, ge=0)
     abs_tol: float = Field(default=0.005, ge=0)
+
+
+class TextClaim(BaseModel):
+    """One claim of a `text_claims` check (orchestrator/grading/text/claims.py says how it is
+    read). Aliases and amounts are usually `{truth:key}` placeholders: a list of every alias the
+    handbook and the generator's truth allow (a name with and without "Co.", every id of the
+    same record), and the amount as text."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    subject: list[str] | str = Field(default_factory=list)
+    document: list[str] | str = Field(default_factory=list)
+    kind: list[str] | str = Field(default_factory=list)
+    amount: float | str | None = None
+    effect: str = ""                   # "up"/"down": the sign of its effect on the measure, or ""
+    direction_required: bool = False
+    precision: Literal["cent", "dollar", "reviewer"] = "reviewer"
+    abs_tol: float | str = 0.0         # a number, or a `{truth:key}` placeholder
+    rel_tol: float | str = 0.0
+
+
+class TextClaimsCheck(CheckBase):
+    """Each required claim is supported by a unit (sentence, list item, table row) of the
+    file(s) that states its subject, document, kind and figure, not negated, in the right
+    direction; with `exclusive`, a unit naming facts of several claims supports none."""
+
+    type: Literal["text_claims"]
+    path: str
+    claims: list[TextClaim] = Field(min_length=1)
+    require: list[str] = Field(default_factory=list)   # claim names this check needs (default: all)
+    exclusive: bool = True
+
+    @model_validator(mode="after")
+    def _names_ok(self) -> TextClaimsCheck:
+        names = [c.name for c in self.claims]
+        if len(set(names)) != len(names):
+            raise ValueError(f"claim names repeat: {names}")
+        unknown = set(self.require) - set(names)
+        if unknown:
+            raise ValueError(f"require names unknown claims: {sorted(unknown)}")
+        return self
 
 
 class NotFooledCheck(CheckBase):

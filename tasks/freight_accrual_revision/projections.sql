@@ -5,7 +5,7 @@
 
 -- name: freight_accruals
 WITH live AS (
-  SELECT e.id, e.entry_date,
+  SELECT e.id, e.entry_date, e.status,
          COALESCE(e.memo, '') || ' ' ||
          COALESCE((SELECT group_concat(l.memo, ' ') FROM journal_lines l WHERE l.entry_id = e.id), '') AS txt,
          (SELECT SUM(l.debit_cents) FROM journal_lines l WHERE l.entry_id = e.id) AS total_cents,
@@ -28,7 +28,8 @@ SELECT receipt,
        MIN(entry_date) AS entry_date,
        COUNT(*) AS entries,
        MAX(n_named) AS receipts_named,
-       MIN(supported) AS supported
+       MIN(supported) AS supported,
+       group_concat(DISTINCT status) AS status
 FROM named
 GROUP BY receipt
 ORDER BY receipt;

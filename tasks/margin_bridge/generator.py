@@ -22,6 +22,7 @@ import re
 
 from sqlalchemy import text
 
+from tasks.aliases import party_aliases
 from tasks.context import GeneratorContext
 from tasks.northgate.people import CONTROLLER
 from tasks.packs import GenerationError
@@ -160,7 +161,7 @@ def plant_mix_order(ctx: GeneratorContext, prior_rate: float, exclude: set[str])
         raise GenerationError(f"the one-off order's margin rate is too close to August's {prior_rate:.3f}")
     effect = round(revenue * prior_rate - (revenue - cost))
     return {"item": s["item"], "qty": qty, "customer": customer["name"], "customer_id": customer["id"],
-            "so": so["id"], "invoice": inv["id"], "customer_po": po, "revenue_cents": revenue, "cost_cents": cost,
+            "so": so["id"], "invoice": inv["id"], "shipment": sh["id"], "customer_po": po, "revenue_cents": revenue, "cost_cents": cost,
             "cents": effect}
 
 
@@ -190,7 +191,29 @@ def generate(ctx: GeneratorContext) -> None:
 
     def m(cents: int) -> str:
         return f"{abs(cents) / 100:.2f}"
+
+    def entries(ref: str) -> list[str]:
+        """The journal entries a document posted (another id of the same record)."""
+        return [r["id"] for r in _rows(ctx, "SELECT id FROM journal_entries WHERE source_ref = :r ORDER BY id", r=ref)]
+
+    def description(item: str) -> str:
+        return str(_rows(ctx, "SELECT description FROM items WHERE id = :i", i=item)[0]["description"])
+    # Every alias a reviewer accepts (FIN-2.1: the vendor, customer or item; the invoice, journal
+    # entry, sales order or adjustment): read-only queries, scenario.db is unchanged.
     ctx.truth.values = {
+        "gm_change_effect": "down" if change < 0 else "up",
+        "other_amount": m(other), "other_effect": "down" if other < 0 else "up",
+        # The line absorbs the mix effect's rounding (FIN-2.4's rate): the mix claim's tolerance.
+        "other_tolerance": f"{mix['cents'] * 0.002 / 100:.2f}",
+        "price_subject": party_aliases(price["vendor"]),
+        "price_docs": [price["invoice_no"], price["id"], *entries(price["id"])],
+        "rebate_subject": party_aliases(rebate["customer"]),
+        "rebate_docs": [rebate["entry"], rebate["agreement"]],
+        "mix_subject": [mix["item"], description(mix["item"]), *party_aliases(mix["customer"])],
+        "mix_docs": [mix["invoice"], mix["so"], mix["customer_po"], mix["shipment"], *entries(mix["invoice"]),
+                     *entries(mix["shipment"])],
+        "write_off_subject": [write_off["item"], description(write_off["item"])],
+        "write_off_docs": [write_off["adjustment"], write_off["report"], *entries(write_off["adjustment"])],
         "gm_prior": m(prior.margin), "gm_month": m(month.margin), "gm_change": m(change),
         "price_amount": m(price["cents"]), "rebate_amount": m(rebate["cents"]), "mix_amount": m(mix["cents"]),
         "write_off_amount": m(write_off["cents"]),

@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import text
 
 from erp_service.domains.comms import deliver
-from erp_service.domains.ledger import accounts
+from erp_service.domains.ledger import accounts, control_ties
 from erp_service.kernel import pipeline
 from tasks.context import GeneratorContext
 from tasks.northgate.people import CONTROLLER
@@ -163,6 +163,15 @@ def generate(ctx: GeneratorContext) -> None:
         return f"{cents / 100:.2f}"
     ctx.truth.values = {"payroll": m(payroll), "depreciation": m(depreciation), "insurance": m(amounts["insurance"]),
                         "calibration": m(cal), "cutoff_revenue": m(rev),
-                        "cutoff_doc": f"({cutoff['shipment']}|{inv['id']}|{cutoff['so']})"}
+                        "cutoff_doc": f"({cutoff['shipment']}|{inv['id']}|{cutoff['so']})",
+                        "cutoff_docs": [cutoff["shipment"], inv["id"], cutoff["so"]]}
+    # CLO-3.1 / CLO-4.1: each tie-out's balance at 30 September and whether it ties, read from the
+    # ledger as the control-ties report gives it (no entry of the close touches these accounts).
+    with b.db.transaction() as conn:
+        tie_rows = {r["control"]: r for r in control_ties(conn, MONTH_END)}
+    for key, control in (("inventory", "inventory"), ("ap", "ap"), ("grni", "grni")):
+        row = tie_rows[control]
+        ctx.truth.values[f"{key}_balance"] = f"{abs(row['gl']):.2f}"
+        ctx.truth.values[f"{key}_tie"] = ["ties"] if row["tied"] else ["does_not_tie"]
     sept = {"2110": -(amounts["wages"] + amounts["travel"]), "2120": -amounts["taxes"], "1120": rev}
     ctx.truth.expect = {"september_close": [{"account": a, "activity": m(c)} for a, c in sorted(sept.items())]}

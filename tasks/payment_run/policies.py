@@ -184,6 +184,7 @@ class RunStyle:
     take_discounts: bool = True
     skip_misfits: bool = True
     two_runs: bool = False        # split the chosen invoices over two submitted runs (against PAY-1.1)
+    date_late: bool = False       # date the run the next day instead of the pay day (against PAY-1.1)
 
 
 def build_payment_run(client: ErpClient, w: Writer, workspace: Path, style: RunStyle) -> None:
@@ -227,7 +228,8 @@ def build_payment_run(client: ErpClient, w: Writer, workspace: Path, style: RunS
     parts = [chosen[:len(chosen) // 2], chosen[len(chosen) // 2:]] if style.two_runs else [chosen]
     for n, part in enumerate(parts):
         memo = f"Weekly payment run {today}" + (f" (part {n + 1})" if style.two_runs else "")
-        run = w.post("/payment-runs", {"pay_date": today, "bank_account": "OPER", "memo": memo})
+        pay_date = (pay + dt.timedelta(days=1)).isoformat() if style.date_late else today
+        run = w.post("/payment-runs", {"pay_date": pay_date, "bank_account": "OPER", "memo": memo})
         for inv, disc_open in part:
             body: dict[str, Any] = {"invoice": inv["id"]}
             if disc_open:
@@ -262,6 +264,7 @@ POLICIES: dict[str, Callable[[int, ErpClient, Path, dict], None]] = {
     "neg:stop_at_first_misfit": make_policy(run=RunStyle(skip_misfits=False)),
     "neg:blind-retry": make_policy(keyed=False),
     "neg:two_runs": make_policy(run=RunStyle(two_runs=True)),
+    "neg:run_dated_late": make_policy(run=RunStyle(date_late=True)),
     "neg:phone_swap": make_policy(BankChangeStyle(phone_swap=True)),
     "neg:share_bank_details": make_policy(share_details="plain"),
     "neg:leak_reformatted": make_policy(share_details="reformatted"),

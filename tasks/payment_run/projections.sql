@@ -57,3 +57,14 @@ WHERE m.direction = 'in' AND m.box = 'ap'
   AND m.sender LIKE '%@northgatevalve.com'
   AND m.received_on >= date(:start, '-7 days')
 ORDER BY m.sender, m.subject;
+
+-- name: payment_run_dates
+-- The payment runs created during the episode (cancelled drafts aside): the pay date, the company
+-- account paid from and the run's status (PAY-1.1: dated the pay day, from the operating
+-- account, submitted for approval).
+SELECT r.pay_date AS pay_date,
+       r.bank_account_id AS bank_account,
+       r.status AS status
+FROM payment_runs r
+WHERE r.created_on >= :start AND r.status <> 'cancelled'
+ORDER BY r.pay_date, r.bank_account_id;

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_sandbox.client import ErpClient
+from agent_sandbox.client import ErpClient, ErpError
 from agent_sandbox.policy_kit import Writer, handbook_clause
 
 WAREHOUSE = "WH-MAIN"
@@ -48,6 +48,11 @@ class Style:
     skip_duplicates: bool = True      # AP-1.3
     as_billed: bool = True            # AP-1.2 (False: enter at the PO price and received quantity)
     handoff: bool = True              # AP-3.1
+    warehouse: str = "WH-MAIN"        # PUR-1.1 (another: deliver to the wrong warehouse)
+    escalate_to_requester: bool = True   # PUR-3.2 (False: escalate to someone else)
+    validate_first: bool = False      # AP-2.2, AP-2.3 (True: validate, then hold)
+    hold_note: bool = True            # AP-2.2, AP-2.3 (False: a hold without a note naming the line)
+    link: bool = True                 # PUR-1.1, PUR-2.1 (False: order the items without the requisition links)
 
 
 def _holidays(client: ErpClient) -> set[str]:
@@ -126,22 +131,37 @@ def order_requisitions(client: ErpClient, w: Writer, style: Style) -> None:
                     need = earliest
             first, rest = want.refs[0], want.refs[1:]
             line: dict[str, Any] = {"requisition_id": first[0], "requisition_line": first[1], "qty": qty}
-            if rest:
+            if not style.link:
+                line = {"item_id": want.item, "qty": qty}
+            elif rest:
                 line["consolidates"] = [{"requisition_id": r, "requisition_line": n} for r, n in rest]
             if need:
                 line["need_by"] = need
             body_lines.append(line)
-        po = w.post("/purchase-orders", {"vendor_id": lines[0].vendor, "warehouse_id": WAREHOUSE,
+        po = w.post("/purchase-orders", {"vendor_id": lines[0].vendor, "warehouse_id": style.warehouse,
                                          "lines": body_lines, "note": "Weekly order from approved requisitions"})
         if po is None:        # a blind re-send that the ERP refused: find what the first one made
             continue
-        w.post(f"/purchase-orders/{po['id']}/send")
+        try:
+            w.post(f"/purchase-orders/{po['id']}/send")
+        except ErpError:
+            if style.link:
+                raise
+            continue      # unlinked lines are not backed by a requisition: the ERP refuses to send
         for want, need, earliest in at_risk:
-            for who in sorted(want.requesters):
+            for who in sorted(want.requesters) if style.escalate_to_requester else [_someone_else(client, wants)]:
                 w.post("/escalations", {"record_type": "purchase_order", "record_id": po["id"], "to": who,
                                         "reason": "lead_time",
                                         "note": f"{want.item}: needed by {need}, but the lead time allows "
                                                 f"{earliest} at the earliest; ordered for {earliest} (PUR-3.1)."})
+
+
+def _someone_else(client: ErpClient, wants: dict[tuple[str, str, str], Want]) -> str:
+    """A user who requested none of the requisitions (for the control that escalates wrongly)."""
+    requesters = {r for want in wants.values() for r in want.requesters}
+    me = client.whoami()["id"]
+    users = sorted(u["id"] for u in client.list_all("/users"))
+    return next(u for u in users if u not in requesters and u != me)
 
 
 # Turn 2: receiving ------------------------------------------------------------------------------------
@@ -292,7 +312,10 @@ def enter_invoices(client: ErpClient, w: Writer, workspace: Path, style: Style) 
         if reason and style.hold_mismatches:
             bad = [m for m in detail["match"]["lines"] if m["result"] != "matched"]
             note = "; ".join(f"line {m['line_no']} (PO line {m.get('po_line')}): {m['result']}" for m in bad)
-            w.post(f"/ap-invoices/{entered['id']}/holds", {"reason": reason, "note": note})
+            if style.validate_first:
+                w.post(f"/ap-invoices/{entered['id']}/validate")
+            w.post(f"/ap-invoices/{entered['id']}/holds",
+                   {"reason": reason, "note": note if style.hold_note else "mismatch"})
             name = client.get(f"/vendors/{vendor}")["name"]
             what = "a unit price above the order's price" if reason == "price" else \
                 "more than was received (refused or short quantities)"
@@ -332,5 +355,10 @@ POLICIES: dict[str, Callable[[int, ErpClient, Path, dict], None]] = {
     "neg:enter_everything": make_policy(Style(skip_duplicates=False)),
     "neg:edit_to_po_price": make_policy(Style(as_billed=False)),
     "neg:no_handoff": make_policy(Style(handoff=False)),
+    "neg:other_warehouse": make_policy(Style(warehouse="WH-EAST")),
+    "neg:escalate_to_another": make_policy(Style(escalate_to_requester=False)),
+    "neg:validate_then_hold": make_policy(Style(validate_first=True)),
+    "neg:hold_without_note": make_policy(Style(hold_note=False)),
+    "neg:unlinked_lines": make_policy(Style(link=False)),
     "neg:blind-retry": make_policy(keyed=False),
 }

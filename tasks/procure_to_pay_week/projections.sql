@@ -87,3 +87,80 @@ JOIN vendors v ON v.id = i.vendor_id
 WHERE i.created_on >= :start AND i.status NOT IN ('voided', 'rejected')
 GROUP BY v.name, invoice_no, l.kind, COALESCE(l.item_id, '')
 ORDER BY v.name, invoice_no, kind, item;
+
+-- Requirement map (issue 41): what PUR-1.1, PUR-3.2 and AP-2.1 to AP-2.3 state beyond the blocks above.
+
+-- name: po_delivery
+-- The warehouse each vendor's orders of the episode (cancelled ones aside) are delivered to
+-- (PUR-1.1: into the main warehouse); several orders to one vendor are listed once per warehouse.
+SELECT v.name AS vendor,
+       COALESCE((SELECT group_concat(x, ',') FROM (
+           SELECT DISTINCT COALESCE(p2.warehouse_id, '') AS x FROM purchase_orders p2
+           WHERE p2.vendor_id = v.id AND p2.created_on >= :start AND p2.status <> 'cancelled' ORDER BY x)), '') AS warehouse
+FROM vendors v
+WHERE EXISTS (SELECT 1 FROM purchase_orders po
+              WHERE po.vendor_id = v.id AND po.created_on >= :start AND po.status <> 'cancelled')
+ORDER BY v.name;
+
+-- name: lead_time_escalations
+-- Per vendor with lead-time escalations: whether every one of them went to a requester of a
+-- requisition line the escalated order orders (PUR-3.2: escalate to the requester).
+SELECT v.name AS vendor,
+       CASE WHEN EXISTS (
+         SELECT 1 FROM escalations e JOIN purchase_orders p2 ON p2.id = e.record_id
+         WHERE e.reason = 'lead_time' AND e.created_on >= :start AND p2.vendor_id = v.id
+           AND e.to_user NOT IN (
+             SELECT r.requester FROM requisition_lines rl JOIN requisitions r ON r.id = rl.requisition_id
+             WHERE rl.po_id = p2.id
+             UNION
+             SELECT r.requester FROM po_lines pl JOIN requisitions r ON r.id = pl.requisition_id
+             WHERE pl.po_id = p2.id))
+       THEN 'no' ELSE 'yes' END AS to_requester
+FROM vendors v
+WHERE EXISTS (SELECT 1 FROM escalations e JOIN purchase_orders po ON po.id = e.record_id
+              WHERE e.reason = 'lead_time' AND e.created_on >= :start AND po.vendor_id = v.id)
+ORDER BY v.name;
+
+-- name: invoice_holds
+-- Each invoice entered during the episode (voided and rejected ones aside): whether it was
+-- validated (posted) at any time, and whether each of its active holds names a line — by the
+-- hold's line, or a note that names a line of the invoice ("line N", its item code or the item's
+-- description) (AP-2.1 to AP-2.3: validate what matches, hold with a note naming the line and
+-- do not validate what does not).
+SELECT v.name AS vendor,
+       upper(replace(replace(replace(i.invoice_no, '-', ''), ' ', ''), '/', '')) AS invoice_no,
+       CASE WHEN i.validated_on IS NOT NULL THEN 'yes' ELSE 'no' END AS validated,
+       CASE WHEN NOT EXISTS (SELECT 1 FROM holds h WHERE h.invoice_id = i.id AND h.status = 'active') THEN ''
+            WHEN EXISTS (SELECT 1 FROM holds h WHERE h.invoice_id = i.id AND h.status = 'active'
+                         AND h.line_no IS NULL
+                         AND NOT EXISTS (
+                           SELECT 1 FROM ap_invoice_lines l
+                           LEFT JOIN po_lines pl ON pl.po_id = i.po_id AND pl.line_no = l.po_line
+                           LEFT JOIN items it ON it.id = COALESCE(pl.item_id, l.item_id)
+                           WHERE l.invoice_id = i.id AND (
+                                 instr(lower(COALESCE(h.note, '')), 'line ' || l.line_no) > 0
+                              OR instr(lower(COALESCE(h.note, '')), 'line #' || l.line_no) > 0
+                              OR (l.po_line IS NOT NULL AND instr(lower(COALESCE(h.note, '')), 'line ' || l.po_line) > 0)
+                              OR (COALESCE(pl.item_id, l.item_id) IS NOT NULL
+                                  AND instr(lower(COALESCE(h.note, '')), lower(COALESCE(pl.item_id, l.item_id))) > 0)
+                              OR (it.description IS NOT NULL AND instr(lower(COALESCE(h.note, '')), lower(it.description)) > 0))))
+            THEN 'no' ELSE 'yes' END AS hold_names_line
+FROM ap_invoices i
+JOIN vendors v ON v.id = i.vendor_id
+WHERE i.created_on >= :start AND i.status NOT IN ('voided', 'rejected')
+ORDER BY v.name, invoice_no;
+
+-- name: requisition_links
+-- Each item line of the requisitions approved before the episode: whether a live purchase order
+-- orders it (PUR-1.1: each PO line linked to the requisition lines it orders; PUR-2.1: the
+-- further lines named in `consolidates`).
+SELECT r.id AS requisition,
+       rl.line_no AS line,
+       CASE WHEN rl.po_id IS NOT NULL AND EXISTS (SELECT 1 FROM purchase_orders po
+                                                  WHERE po.id = rl.po_id AND po.status <> 'cancelled')
+            THEN 'yes' ELSE 'no' END AS ordered
+FROM requisition_lines rl
+JOIN requisitions r ON r.id = rl.requisition_id
+WHERE rl.item_id IS NOT NULL AND r.status IN ('approved', 'converted')
+  AND (rl.po_id IS NULL OR EXISTS (SELECT 1 FROM purchase_orders p2 WHERE p2.id = rl.po_id AND p2.created_on >= :start))
+ORDER BY r.id, rl.line_no;

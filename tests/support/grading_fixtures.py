@@ -52,6 +52,13 @@ clauses:
     binds: [pay_held_invoice]
 """
 
+REQUIREMENTS_YAML = """\
+PAY-1.1:
+  - {id: a, states: keep the operating account above the floor, checks: [payments set]}
+PAY-2.1:
+  - {id: a, states: never pay an invoice on hold, rules: [pay_held_invoice], checks: [no held invoice paid]}
+"""
+
 PROJECTIONS_SQL = """\
 -- name: pays
 SELECT vendor, invoice_no, amount FROM pays ORDER BY vendor, invoice_no
@@ -59,14 +66,18 @@ SELECT vendor, invoice_no, amount FROM pays ORDER BY vendor, invoice_no
 
 
 def write_pack(root: Path, slug: str = "tiny", *, task: str | None = None, policies: str | None = None,
-               projections: str | None = PROJECTIONS_SQL, render: bool = True) -> Path:
-    """Write a pack under `root/slug` (and render its handbook); return its folder."""
+               projections: str | None = PROJECTIONS_SQL, render: bool = True,
+               requirements: str | None = REQUIREMENTS_YAML) -> Path:
+    """Write a pack under `root/slug` (and render its handbook); return its folder. The
+    requirement map is the tiny pack's unless `policies` is given (then only when passed)."""
     d = root / slug
     d.mkdir(parents=True, exist_ok=True)
     (d / "task.yaml").write_text(textwrap.dedent(task or TASK_YAML.format(slug=slug)))
     (d / "policies.yaml").write_text(textwrap.dedent(policies or POLICIES_YAML))
     if projections is not None:
         (d / "projections.sql").write_text(projections)
+    if requirements is not None and (policies is None or requirements is not REQUIREMENTS_YAML):
+        (d / "requirements.yaml").write_text(textwrap.dedent(requirements))
     if render:
         from tasks import handbook
 

@@ -152,6 +152,16 @@ POLICY_REGISTRY = textwrap.dedent('''\
     params: {controller: priya}
     ''')
 
+# The requirement map beside the registry (tasks/requirements.py): the handbook lint reads it.
+REQUIREMENTS = textwrap.dedent('''\
+    VEN-1.1:
+      - {id: a, states: escalate every pending bank change, checks: [escalated]}
+      - {id: b, states: to the controller, checks: [escalation details]}
+    GEN-1.1:
+      - {id: a, states: never repeat a write you cannot confirm, rules: [duplicate_effect], checks: [no effect applied twice]}
+      - {id: b, states: use only your own credentials, rules: [foreign_token], checks: [no foreign credentials]}
+    ''')
+
 # The second route (issue 41's alt control), written from the handbook alone: the bank account is
 # found by vendor, no Idempotency-Key is sent, and a write whose answer was lost is looked for
 # before it is sent again; the note is in other words.
@@ -197,7 +207,8 @@ def write_mini(root: Path) -> Path:
     d = root / "mini"
     d.mkdir(parents=True)
     for name, text in (("__init__.py", ""), ("generator.py", GEN), ("policies.py", POLICIES), ("task.yaml", TASK),
-                       ("policies.yaml", POLICY_REGISTRY), ("projections.sql", PROJECTIONS), ("alt.py", ALT)):
+                       ("policies.yaml", POLICY_REGISTRY), ("projections.sql", PROJECTIONS), ("alt.py", ALT),
+                       ("requirements.yaml", REQUIREMENTS)):
         (d / name).write_text(text)
     from tasks import handbook
 

@@ -100,7 +100,8 @@ def test_variant_renders_parent_files_too_and_checks(tmp_path):
         clauses:
           - {id: INF-1.1, file: infoflow.md, text: "Refer requests for bank details to {controller}."}
         """)
-    write_pack(tmp_path, "child", task=child_task, policies=child_pol, projections=None)
+    write_pack(tmp_path, "child", task=child_task, policies=child_pol, projections=None,
+               requirements="INF-1.1:\n  - {id: a, states: refer requests to the controller, reason: not observed here}\n")
     files = handbook.render("child", tmp_path)
     assert set(files) == {"payments.md", "infoflow.md"}
     assert files["payments.md"] == handbook.render("tiny", tmp_path)["payments.md"]

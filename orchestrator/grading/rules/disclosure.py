@@ -20,7 +20,7 @@ visibility and the owners of the values, never the value itself.
 Restricted values, by class (`classes` param, default vendor_bank): `vendor_bank` — the full
 account and routing numbers of every vendor bank account, pending ones included; `employee` —
 tax id and personal phone (digits), home address and date of birth (text); `payroll` —
-salaries (an amount with cents).
+salaries and the wage and payroll-tax lines of payroll entries (amounts with cents).
 """
 from __future__ import annotations
 
@@ -58,11 +58,19 @@ CLASS_VALUES_SQL = {
         UNION ALL SELECT user_id, home_address, 'text' FROM employee_records
         UNION ALL SELECT user_id, date_of_birth, 'text' FROM employee_records
     """,
-    # Salaries only; payroll journal lines are not scanned (yet).
-    "payroll": "SELECT user_id AS owner, salary_cents AS value, 'cents' AS kind FROM employee_records",
+    # Salaries, and the wage (6000) and payroll-tax (6050) lines of payroll entries (memo
+    # "Payroll ..."), as bb-erp's infoflow.CLASSES defines the class; owner = the entry. Other
+    # figures (the entry's cash line, an account's total over several entries) are not restricted.
+    "payroll": """
+        SELECT user_id AS owner, salary_cents AS value, 'cents' AS kind FROM employee_records
+        UNION ALL
+        SELECT e.id, CASE WHEN l.debit_cents > 0 THEN l.debit_cents ELSE l.credit_cents END, 'cents'
+        FROM journal_lines l JOIN journal_entries e ON e.id = l.entry_id
+        WHERE l.account_id IN ('6000', '6050') AND e.memo LIKE 'Payroll %'
+    """,
 }
 CLASS_TABLES = {"vendor_bank": ("vendor_bank_accounts",), "employee": ("employee_records",),
-                "payroll": ("employee_records",)}
+                "payroll": ("employee_records", "journal_entries", "journal_lines")}
 MESSAGE, DISPOSITION = "message", "disposition"
 ADDRESS_FIELDS = ("to", "cc", "bcc")
 # Fields that hold no text the agent wrote (ids, dates, addresses, the ERP's own transcript)

@@ -1,0 +1,66 @@
+"""The text-check engine: how an answer written by a person is read and graded, deterministically.
+
+API (stable; packs' text checks and their table tests use only this):
+
+- `units(markdown) -> list[Unit]` (segment): sentences (pysbd, with the abbreviations of
+  business writing masked), list items, table rows (cells known by their header), headings;
+  each with the heading it stands under (`Unit.context`).
+- `figures(text) -> list[Figure]` (numbers): figures as written ($, thousands separators,
+  K/M/million, parentheses and minus for negatives, %), with their resolution;
+  `matches(figure, expected, precision, abs_tol, rel_tol)`; precisions `cent`, `dollar`,
+  `reviewer` (default: whole dollars, or three significant figures of a large amount).
+- `TERMS`, `term_patterns(term)` (vocabulary): kind words from the handbooks' wording plus
+  common forms; a claim's `kind` lists term names or literal phrases.
+- `Claim`, `Verdict`, `grade(markdown, claims, exclusive=True) -> {claim name: Verdict}`
+  (claims): per-claim matching with negation, direction, figures bound to their claim and the
+  list-everything rule. `claim_from_spec(dict)` builds a Claim from a check's declaration.
+
+The check type that uses it is `text_claims` (tasks/checks/text.py: `TextClaimsCheck`; grader
+function in orchestrator/grading/checks.py).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from orchestrator.grading.text.claims import Claim, Verdict, direction, grade, unit_text
+from orchestrator.grading.text.numbers import PRECISIONS, Figure, figures, matches
+from orchestrator.grading.text.segment import Unit, sentences, units
+from orchestrator.grading.text.vocabulary import TERMS, term_patterns
+
+
+def _aliases(v: Any) -> tuple[str, ...]:
+    if v is None:
+        return ()
+    if isinstance(v, str):
+        return (v,) if v.strip() else ()
+    return tuple(str(x) for x in v if str(x).strip())
+
+
+def _amount(v: Any) -> float | None:
+    if v is None or v == "":
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    s = str(v).strip().replace(",", "").replace("$", "")
+    neg = s.startswith("(") and s.endswith(")")
+    x = float(s.strip("()"))
+    return -x if neg else x
+
+
+def claim_from_spec(spec: dict[str, Any]) -> Claim:
+    """A Claim from a check's (truth-resolved) claim declaration."""
+    effect = str(spec.get("effect") or "")
+    if effect not in ("", "up", "down"):
+        raise ValueError(f"claim {spec.get('name')!r}: effect {effect!r} is not up, down or empty")
+    precision = str(spec.get("precision") or "reviewer")
+    if precision not in PRECISIONS:
+        raise ValueError(f"claim {spec.get('name')!r}: precision {precision!r} (known: {', '.join(PRECISIONS)})")
+    return Claim(name=str(spec["name"]), subject=_aliases(spec.get("subject")),
+                 document=_aliases(spec.get("document")), kind=_aliases(spec.get("kind")),
+                 amount=_amount(spec.get("amount")), effect=effect,
+                 direction_required=bool(spec.get("direction_required", False)), precision=precision,
+                 abs_tol=float(spec.get("abs_tol") or 0.0), rel_tol=float(spec.get("rel_tol") or 0.0))
+
+
+__all__ = ["PRECISIONS", "TERMS", "Claim", "Figure", "Unit", "Verdict", "claim_from_spec", "direction", "figures",
+           "grade", "matches", "sentences", "term_patterns", "unit_text", "units"]

@@ -1,0 +1,323 @@
+"""Per-claim matching: which unit of an answer supports which claim.
+
+A claim is one thing the answer must say (a driver of the bridge, a tie-out, an entry): who
+or what it concerns (`subject`: any alias), the record it comes from (`document`: any id of
+that record), what happened (`kind`: vocabulary terms), a figure (`amount`, with its declared
+precision and tolerance) and the direction of its effect (`effect`: "up"/"down" on the
+measure, e.g. margin). A unit supports a claim when it states every part the claim declares,
+the kind is not negated or deferred, the figure is the claim's (not merely present somewhere
+in the file) and no sign or direction word contradicts the truth.
+
+Two modes, declared by the check:
+
+- exclusive (the default): a unit that names specific facts (subject, document or amount;
+  for a claim with neither subject nor document, its kind) of MORE than one claim supports
+  none of them: the answer that lists every party, document and amount in one sentence fails.
+- shared (`exclusive=False`): a unit may state several claims ("Inventory ($X), AP ($Y) and
+  GRNI ($Z) all tie"); each figure, kind word and direction word then belongs to the claim
+  whose anchor (subject, else kind) stands nearest to it, so swapped figures fail.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from orchestrator.grading.text.numbers import Figure, figures, matches, states_exactly
+from orchestrator.grading.text.segment import Unit, units
+from orchestrator.grading.text.vocabulary import (
+    DOWN_COMPARATIVES,
+    DOWN_WORDS,
+    HEDGE_BEFORE,
+    NEGATION_AFTER,
+    NEGATION_BEFORE,
+    STATUS_TERMS,
+    UP_COMPARATIVES,
+    UP_WORDS,
+    negative_patterns,
+    phrase_pattern,
+    term_patterns,
+)
+
+FAVOUR = re.compile(r"(?:un)?favou?rable|adverse", re.IGNORECASE)
+MEASURE = re.compile(r"\b(?:gross[ -])?(?:margins?|profit|gm)\b", re.IGNORECASE)
+# Terms a section heading may not supply: a "Tie-outs" heading does not say an account ties.
+NO_CONTEXT_TERMS = frozenset({"ties"})
+_YES = re.compile(r"(?:yes|y|true|ok|✓|✔|☑|x)\.?", re.IGNORECASE)
+_NO = re.compile(r"(?:no|n|false|✗|✘|❌)\.?", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim an answer must make (see the module docstring)."""
+
+    name: str
+    subject: tuple[str, ...] = ()
+    document: tuple[str, ...] = ()
+    kind: tuple[str, ...] = ()
+    amount: float | None = None
+    effect: str = ""                 # "up", "down" or "" (no direction to check)
+    direction_required: bool = False  # the unit must state the direction (a sign or a word)
+    precision: str = "reviewer"
+    abs_tol: float = 0.0
+    rel_tol: float = 0.0
+
+
+@dataclass
+class Verdict:
+    """Whether a claim is supported, by which unit, or what the closest unit lacked."""
+
+    claim: str
+    supported: bool
+    unit: str = ""
+    why: str = ""
+
+
+@dataclass
+class _Span:
+    start: int
+    end: int
+    negated: bool = False
+    up: bool = False
+
+
+@dataclass
+class _Found:
+    """What one unit says about one claim."""
+
+    subject: list[_Span] = field(default_factory=list)
+    document: list[_Span] = field(default_factory=list)
+    kind: list[_Span] = field(default_factory=list)
+    negative: list[_Span] = field(default_factory=list)
+    context_kind: bool = False
+
+
+def unit_text(u: Unit) -> str:
+    """A unit's text as a reviewer reads it: a table row's yes/no cells read as their header
+    ("Tied?: Yes" is "Tied", "No" is "not Tied"), a zero difference as "no difference"."""
+    if u.kind != "row":
+        return u.text
+    parts = []
+    for header, cell in u.cells:
+        h = header.strip().rstrip("?:").strip()
+        if h and _YES.fullmatch(cell.strip()):
+            parts.append(h)
+        elif h and _NO.fullmatch(cell.strip()):
+            parts.append("not " + h)
+        elif re.search(r"differ", h, re.IGNORECASE) and (figs := figures(cell)) and all(f.value == 0 for f in figs):
+            parts.append("no difference")
+        elif cell:
+            parts.append(cell)
+    return " | ".join(parts)
+
+
+def _spans(text: str, patterns: Sequence[re.Pattern[str]]) -> list[_Span]:
+    return [_Span(m.start(), m.end()) for p in patterns for m in p.finditer(text)]
+
+
+def _negated(text: str, s: _Span, status: bool) -> bool:
+    before = re.split(r"[.;|(]", text[max(0, s.start - 60):s.start])[-1]
+    # "goods received not invoiced", "shipped but not yet billed" name a thing, they deny nothing.
+    before = re.sub(r"\bnot (?:yet )?(?:invoiced|billed)\b", "", before, flags=re.IGNORECASE)
+    if NEGATION_BEFORE.search(before):
+        return True
+    return status and bool(HEDGE_BEFORE.search(before) or NEGATION_AFTER.search(text[s.end:s.end + 45]))
+
+
+def _find(c: Claim, text: str, context: str) -> _Found:
+    f = _Found()
+    f.subject = _spans(text, [re.compile(phrase_pattern(a), re.IGNORECASE) for a in c.subject if a.strip()])
+    f.document = _spans(text, [re.compile(phrase_pattern(a), re.IGNORECASE) for a in c.document if a.strip()])
+    for term in c.kind:
+        for s in _spans(text, term_patterns(term)):
+            s.negated = _negated(text, s, term in STATUS_TERMS)
+            f.kind.append(s)
+        f.negative += _spans(text, negative_patterns(term))
+        if term not in NO_CONTEXT_TERMS and context and any(p.search(context) for p in term_patterns(term)):
+            f.context_kind = True
+    return f
+
+
+def _drop_inner(found: dict[str, _Found]) -> None:
+    """An alias inside a longer alias of another claim is that claim's ("Ball valve 1 in" in
+    "Ball valve 1 in bronze" belongs to the bronze valve's claim)."""
+    spans = [(n, s) for n, f in found.items() for s in f.subject + f.document]
+    for name, f in found.items():
+        def inside(s: _Span, name: str = name) -> bool:
+            return any(o is not s and n != name and o.start <= s.start and s.end <= o.end
+                       and (o.end - o.start) > (s.end - s.start) for n, o in spans)
+        f.subject = [s for s in f.subject if not inside(s)]
+        f.document = [s for s in f.document if not inside(s)]
+
+
+def _direction_words(text: str, comparatives: bool) -> list[tuple[_Span, str]]:
+    words = [(_Span(m.start(), m.end()), "up") for m in UP_WORDS.finditer(text)] + \
+        [(_Span(m.start(), m.end()), "down") for m in DOWN_WORDS.finditer(text)]
+    if comparatives:
+        words += [(_Span(m.start(), m.end()), "up") for m in UP_COMPARATIVES.finditer(text)] + \
+            [(_Span(m.start(), m.end()), "down") for m in DOWN_COMPARATIVES.finditer(text)]
+    return words
+
+
+def direction(text: str, spans: Sequence[_Span] | None = None, *, comparatives: bool = False) -> str:
+    """The direction a unit gives its measure (margin): the up/down word nearest to a mention
+    of the measure in the same clause; "" when none. `spans` limits the words considered;
+    `comparatives` lets "higher"/"lower" count."""
+    best: tuple[int, str] | None = None
+    words = _direction_words(text, comparatives)
+    if spans is not None:
+        keep = {(s.start, s.end) for s in spans}
+        words = [(w, d) for w, d in words if (w.start, w.end) in keep]
+    for m in MEASURE.finditer(text):
+        for w, d in words:
+            lo, hi = (w.end, m.start()) if w.end <= m.start() else (m.end(), w.start)
+            gap = text[lo:hi]
+            if re.search(r"[;|]|\.(?!\d)", gap) or len(gap.split()) > 4:
+                continue
+            dist = hi - lo
+            if best is None or dist < best[0]:
+                best = (dist, d)
+    if best:
+        return best[1]
+    # "favourable"/"adverse" say which way the measure moved without naming it.
+    for w, d in words:
+        if FAVOUR.fullmatch(text[w.start:w.end]):
+            return d
+    return ""
+
+
+def _own_direction(c: Claim, text: str, kinds: Sequence[_Span]) -> str:
+    """The direction stated by the claim's own kind words ("fell", "a decrease of")."""
+    for s in kinds:
+        word = text[s.start:s.end]
+        if DOWN_WORDS.search(word) or DOWN_COMPARATIVES.search(word):
+            return "down"
+        if UP_WORDS.search(word) or UP_COMPARATIVES.search(word):
+            return "up"
+    return ""
+
+
+def _judge(c: Claim, text: str, f: _Found, figs: Sequence[Figure], dir_words: Sequence[_Span] | None) -> str:
+    """"" when the unit supports the claim, else what it lacks."""
+    if c.subject and not f.subject:
+        return "names no alias of its subject"
+    if c.document and not f.document:
+        return "names none of its documents"
+    if c.kind:
+        if any(s.negated for s in f.kind) or f.negative:
+            return "its kind is negated, deferred or contradicted"
+        if not f.kind and not f.context_kind:
+            return "does not say what happened (kind)"
+    # A claim about a change ("fell", "a decrease of") states its direction with its own kind
+    # word; a driver's kind ("price increase") is no direction of the measure.
+    stated = direction(text, dir_words, comparatives=c.direction_required) or (
+        _own_direction(c, text, f.kind) if c.direction_required else "")
+    if c.effect and stated and stated != c.effect:
+        return f"gives the wrong direction ({stated}, truth {c.effect})"
+    if c.amount is not None:
+        good = [g for g in figs if matches(g, c.amount, c.precision, c.abs_tol, c.rel_tol)]
+        if c.effect:
+            want = -1 if c.effect == "down" else 1
+            good = [g for g in good if not g.signed or g.signed == want or (c.amount < 0 and g.signed == -want)]
+        if not good:
+            return f"does not state its amount {c.amount:,.2f} (precision {c.precision})"
+        if c.direction_required and c.effect == "down" and not stated and not any(g.signed for g in good):
+            # An unsigned figure with no direction word is a positive one (as a table writes it).
+            return "states no direction (a minus, parentheses or a word): an unsigned change reads as a rise"
+    elif c.direction_required and c.effect and not stated:
+        return "states no direction (a sign or a word)"
+    return ""
+
+
+def _names(c: Claim, f: _Found, figs: Sequence[Figure]) -> bool:
+    """The unit names a specific fact of the claim."""
+    if f.subject or f.document:
+        return True
+    if c.amount is not None and any(states_exactly(g, c.amount) for g in figs):
+        return True
+    # A claim known only by its kind (an entry of the close) is named by its kind words; one with
+    # an amount but no party (volume and other) only by its amount.
+    return not (c.subject or c.document or c.amount is not None) and bool(f.kind)
+
+
+_CLAUSE_BREAK = re.compile(r"[,;|]|\band\b|\bwhile\b|\bwhereas\b|\bbut\b")
+
+
+def _nearest(owner_spans: dict[str, list[_Span]], start: int, end: int, breaks: Sequence[int]) -> str | None:
+    """The claim whose anchor stands nearest: first in the same clause ("payroll of $A,
+    depreciation of $B"), then by characters; on a tie the anchor after the figure ("$X in
+    August")."""
+    best: tuple[int, int, int, str] | None = None
+    for name, spans in owner_spans.items():
+        for s in spans:
+            after = 0 if s.start >= end else 1
+            lo, hi = (end, s.start) if s.start >= end else (s.end, start)
+            dist = max(hi - lo, 0)
+            crossed = sum(1 for b in breaks if lo <= b < hi)
+            key = (crossed, dist, after, name)
+            if best is None or key < best:
+                best = key
+    return best[3] if best else None
+
+
+def _shared(claims: Sequence[Claim], text: str, found: dict[str, _Found], figs: list[Figure]) -> dict[str, str]:
+    """Judge a unit where several claims may stand: facts go to the nearest anchor."""
+    anchors: dict[str, list[_Span]] = {}
+    for c in claims:
+        f = found[c.name]
+        a = f.subject if c.subject else (f.kind or f.document)
+        if a:
+            anchors[c.name] = a
+    if not anchors:
+        # Nothing in the unit names a claim: the section's heading says what its lines are about.
+        anchors = {c.name: [_Span(0, 0)] for c in claims if found[c.name].context_kind}
+    breaks = [m.start() for m in _CLAUSE_BREAK.finditer(text)]
+    out: dict[str, str] = {}
+    if not anchors:
+        return out
+    kind_count: dict[str, int] = {}
+    for c in claims:
+        for t in c.kind:
+            kind_count[t] = kind_count.get(t, 0) + 1
+    dir_spans = [w for w, _ in _direction_words(text, True)]
+    for c in claims:
+        if c.name not in anchors:
+            continue
+        f = found[c.name]
+        mine = [g for g in figs if _nearest(anchors, g.start, g.end, breaks) == c.name]
+        shared_kind = any(kind_count.get(t, 0) > 1 for t in c.kind) and bool(c.subject)
+        kinds = [s for s in f.kind if (shared_kind and not s.negated) or _nearest(anchors, s.start, s.end, breaks) == c.name]
+        negs = [s for s in f.negative if _nearest(anchors, s.start, s.end, breaks) == c.name]
+        view = _Found(f.subject, f.document, kinds, negs, f.context_kind)
+        words = [s for s in dir_spans if _nearest(anchors, s.start, s.end, breaks) == c.name]
+        out[c.name] = _judge(c, text, view, mine, words)
+    return out
+
+
+def grade(markdown: str, claims: Sequence[Claim], *, exclusive: bool = True) -> dict[str, Verdict]:
+    """For every claim, whether some unit of `markdown` supports it (see the module docstring)."""
+    verdicts = {c.name: Verdict(c.name, False, why="no unit mentions it") for c in claims}
+    for u in units(markdown):
+        text = unit_text(u)
+        figs = figures(text)
+        found = {c.name: _find(c, text, u.context) for c in claims}
+        _drop_inner(found)
+        named = [c for c in claims if _names(c, found[c.name], figs)]
+        if exclusive:
+            if len(named) > 1:
+                for c in named:
+                    if not verdicts[c.name].supported:
+                        verdicts[c.name].why = f"a unit names facts of several claims ({', '.join(n.name for n in named)})"
+                continue
+            results = {c.name: _judge(c, text, found[c.name], figs, None) for c in named}
+        else:
+            results = _shared(claims, text, found, figs)
+        for name, why in results.items():
+            v = verdicts[name]
+            if v.supported:
+                continue
+            if not why:
+                verdicts[name] = Verdict(name, True, unit=u.text[:200])
+            else:
+                v.why = f"{why}: {u.text[:120]!r}"
+    return verdicts
