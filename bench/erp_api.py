@@ -4,7 +4,7 @@
                                       [--rps-requests 200] [--json]
 
 Starts a real `python -m erp_service serve` on a copy of the payment-run scenario database
-(seed 0, generated and cached by `orchestrator.scenarios` if missing; or `--db`/`--token`), and a
+(seed 0, generated and cached by `orchestrator.scenarios.cache` if missing; or `--db`/`--token`), and a
 bare FastAPI app served by uvicorn with the same settings that answers the same two routes with
 a constant. Against each, on loopback only, with bounded loops:
 
@@ -123,7 +123,7 @@ def stop(proc: subprocess.Popen) -> None:
 
 def scenario_db() -> tuple[Path, str]:
     """The payment-run scenario (seed 0): its database and the agent's token."""
-    from orchestrator.scenarios import ensure_scenario
+    from orchestrator.scenarios.cache import ensure_scenario
     print("preparing the payment-run scenario (cached after the first time)...", file=sys.stderr, flush=True)
     scen = ensure_scenario("payment-run", 0, reference=False)
     meta = json.loads((scen.dir / "scenario.json").read_text())

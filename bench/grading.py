@@ -173,7 +173,7 @@ def main() -> int:
         pack = tmp / "tasks" / "bench"
         pack.mkdir(parents=True)
         (pack / "task.yaml").write_text(task_yaml())
-        (pack / "policies.yaml").write_text(POLICIES)
+        (pack / "clauses.yaml").write_text(POLICIES)
         (pack / "projections.sql").write_text(PROJECTIONS)
         task = load_task("bench", tmp / "tasks")
         scen = _Scenario(tmp / "scenario", {"start_date": "2026-10-08", "grading_date": "2026-10-13",

@@ -36,7 +36,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 sys.path.insert(0, str(REPO))
 
 from agent_sandbox.mcp_client import McpSession  # noqa: E402
-from orchestrator.scenarios import ensure_scenario  # noqa: E402
+from orchestrator.scenarios.cache import ensure_scenario  # noqa: E402
 
 CONTROL_TOKEN = "bench-control-token-0123456789"
 

@@ -24,7 +24,7 @@ class NetworkSpec:
     members: tuple[str, ...]
     allowlist: tuple[str, ...] = ()
     # The host drops new connections arriving from this network's bridge (its host address would
-    # otherwise open every host service listening on all addresses): orchestrator/backends/docker_firewall.py.
+    # otherwise open every host service listening on all addresses): orchestrator/backends/docker/firewall.py.
     host_firewall: bool = False
 
 

@@ -11,12 +11,13 @@ is set, so the wait returns within seconds and the attempt tears down.
 """
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable
 from types import TracebackType
 
-log = logging.getLogger(__name__)
+from orchestrator.logs import get_logger
+
+log = get_logger(__name__)
 
 # How often the helper looks at the event: the delay a cancel adds before `on_cancel` runs.
 POLL_S = 0.2
@@ -43,7 +44,7 @@ class CancelWatch:
                     self.on_cancel()
                 except Exception as exc:  # noqa: BLE001 — the wait's own error handling decides; keep it
                     self.error = exc
-                    log.warning("cancelling the wait failed: %s", exc)
+                    log.warning("cancel_wait_failed", error=str(exc))
                 return
 
     def __enter__(self) -> CancelWatch:

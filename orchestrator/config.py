@@ -96,7 +96,7 @@ class RuntimeConfig(BaseModel):
     workspace_volume_bytes: int = Field(default=1 * 2**30, ge=16 * 2**20)
     turn_volume_bytes: int = Field(default=256 * 2**20, ge=4 * 2**20, le=512 * 2**20)
 
-    # Concurrent Docker Engine API requests from this process (orchestrator/backends/docker_limits.py):
+    # Concurrent Docker Engine API requests from this process (orchestrator/backends/docker/limits.py):
     # general requests share `docker_api_slots` (PB_DOCKER_API_SLOTS); removals and stops have
     # their own `docker_api_teardown_slots`, so teardown never waits behind setups. Long-poll
     # calls (wait, attach, followed logs, events) hold no slot.

@@ -27,6 +27,8 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from orchestrator.errors import TaskError  # the one TaskError (an attempt's, and a command's)
+
 
 class ExitCode(enum.IntEnum):
     """The process exit codes of `orchestrate`."""
@@ -156,10 +158,6 @@ class EngineUnavailable(RuntimeError):
     """The container engine cannot be reached; the message names DOCKER_HOST."""
 
 
-class TaskError(RuntimeError):
-    """The task pack failed while running (not the input, not the infrastructure)."""
-
-
 def _chain(exc: BaseException) -> Iterator[BaseException]:
     seen: set[int] = set()
     cur: BaseException | None = exc
@@ -231,7 +229,7 @@ def failure_for(exc: BaseException) -> Ending:
         return Ending(Failure.ENGINE_UNAVAILABLE,
                        f"the container engine is unavailable at {docker_host()}{why}; start the Docker daemon "
                        "or point DOCKER_HOST at it (or use --backend local where the command has one)")
-    # ScenarioError: the generator, the oracle's reference or truth.json (orchestrator/scenarios.py).
+    # ScenarioError: the generator, the oracle's reference or truth.json (orchestrator/scenarios/cache.py).
     if isinstance(exc, TaskError) or any(type(e).__name__ in ("TaskError", "ScenarioError") for e in _chain(exc)):
         return Ending(Failure.TASK_ERROR, one_line(f"task error: {exc}"))
     if _is_bad_input(exc):

@@ -8,7 +8,7 @@ Three uses, three stable definitions (each value is recorded somewhere, so none 
 * `workspace_sha256(root)` the agent's copied-out workspace: (relative path, file SHA-256) of
                            every regular file, symlinks skipped. result.json `hashes.workspace`.
 * `update_with_tree(h, base, rel)` feeds a file or folder (path names and bytes) into a running
-                           hash: the scenario cache key (orchestrator/scenarios.py).
+                           hash: the scenario cache key (orchestrator/scenarios/cache.py).
 """
 from __future__ import annotations
 

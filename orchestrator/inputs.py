@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 from orchestrator.cells import Cell
 from orchestrator.errors import ConfigError, TaskError
-from orchestrator.scenarios import Scenario, ScenarioError, ensure_scenario
+from orchestrator.scenarios.cache import ensure_scenario
+from orchestrator.scenarios.folder import Scenario, ScenarioError
 from tasks.packs import TaskPack
 from tasks.registry import load_task
 

@@ -18,15 +18,15 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import logging
 import shutil
 from pathlib import Path
 from typing import Any
 
 from orchestrator import labels as L
-from orchestrator.scenario_dir import cache_root_default
+from orchestrator.logs import get_logger
+from orchestrator.scenarios.folder import cache_root_default
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 OWNER_FILE = ".owner.json"
 BUILD_PREFIX = ".tmp-"
@@ -111,5 +111,5 @@ def sweep_cache(config: Any = None) -> list[Path]:
         with contextlib.suppress(OSError):
             removed += sweep_owned(Path(scratch))
     for p in removed:
-        log.info("removed %s (left by a killed orchestrator)", p)
+        log.info("leftover_removed", path=str(p), left_by="a killed orchestrator")
     return removed

@@ -303,7 +303,7 @@ def validate(tasks: list[str], seeds: list[int], *, strict: bool = False, faults
 
         known_rules = _kr()
     if scenario_for is None:
-        from orchestrator.scenarios import ensure_scenario
+        from orchestrator.scenarios.cache import ensure_scenario
 
         scenario_for = ensure_scenario
     say = progress or (lambda _m: None)

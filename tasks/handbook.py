@@ -1,4 +1,4 @@
-"""Handbook tooling: render `handbook/` from `policies.yaml`, check it, lint the registry.
+"""Handbook tooling: render `handbook/` from `clauses.yaml`, check it, lint the registry.
 
 - render: one Markdown file per handbook file of the (merged) registry; clauses appear as
   `**ID** text`, grouped under their `section` headings in registry order.
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tasks.packs import CLAUSE_REF_RE, PackError, _rel
-from tasks.registry import ResolvedPolicies, load_policies, load_task, pack_dir
+from tasks.registry import ResolvedClauses, load_clauses, load_task, pack_dir
 from tasks.requirements import Coverage, lint_requirements
 
 _FORMATTER = string.Formatter()
@@ -46,16 +46,16 @@ def fill(text: str, params: dict[str, object], where: str) -> str:
         raise PackError(f"{where}: {exc}") from None
 
 
-def _policies_path(pol: ResolvedPolicies, root: Path | None) -> str:
-    from tasks.registry import policies_file
+def _clauses_path(pol: ResolvedClauses, root: Path | None) -> str:
+    from tasks.registry import clauses_file
 
-    return _rel(policies_file(pol.slug, root))
+    return _rel(clauses_file(pol.slug, root))
 
 
 def render(slug: str, root: Path | None = None) -> dict[str, str]:
     """The rendered handbook of `slug`: {file name: Markdown text}, files in name order."""
-    pol = load_policies(slug, root)
-    where = _policies_path(pol, root)
+    pol = load_clauses(slug, root)
+    where = _clauses_path(pol, root)
     out: dict[str, str] = {}
     for fname in sorted(pol.files):
         hf = pol.files[fname]
@@ -107,7 +107,7 @@ def check(slug: str, root: Path | None = None) -> list[str]:
     if hb.exists():
         for p in sorted(hb.iterdir()):
             if p.name not in files:
-                problems.append(f"{_rel(p)}: not produced by policies.yaml")
+                problems.append(f"{_rel(p)}: not produced by clauses.yaml")
     return problems
 
 
@@ -129,10 +129,10 @@ class LintReport:
 def lint(slug: str, known_rules: Iterable[str] | None = None, root: Path | None = None) -> LintReport:
     """Lint the task's checks against its (merged) clause registry."""
     task = load_task(slug, root)
-    pol = load_policies(slug, root)
+    pol = load_clauses(slug, root)
     rep = LintReport(slug)
     where_t = _rel(task.dir / "task.yaml")
-    where_p = _policies_path(pol, root)
+    where_p = _clauses_path(pol, root)
     known = set(known_rules) if known_rules is not None else None
     ids = pol.clause_ids
 

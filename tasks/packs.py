@@ -1,5 +1,5 @@
 """Models of a task pack: `task.yaml` (identity, dates, turns, checks, controls) and
-`policies.yaml` (clauses); YAML loading with errors that name the file and the field.
+`clauses.yaml` (clauses); YAML loading with errors that name the file and the field.
 
 A pack lives in `tasks/<folder>/`, the folder being the pack's id with `-` written `_`
 (`payment-run` -> `tasks/payment_run/`), so that its Python modules form a package
@@ -9,8 +9,8 @@ A pack lives in `tasks/<folder>/`, the folder being the pack's id with `-` writt
                      handbook clauses), negative controls, fault profiles, variant_of
     generator.py     `generate(ctx: GeneratorContext) -> None` (tasks/context.py); the framework
                      runs it in a subprocess and writes the scenario directory (contracts §7)
-    policies.yaml    the clause registry the handbook is rendered from (`extends:` for variants)
-    handbook/        rendered from policies.yaml and committed (`orchestrate handbook render`)
+    clauses.yaml     the clause registry the handbook is rendered from (`extends:` for variants)
+    handbook/        rendered from clauses.yaml and committed (`orchestrate handbook render`)
     projections.sql  named SQL blocks (`-- name: X`) over the final database
     policies.py      POLICIES: the oracle and the negative controls (contracts §8)
     __init__.py      empty: makes the folder a package
@@ -142,7 +142,7 @@ class TaskSpec(_Strict):
         return self
 
 
-# --------------------------------------------------------------------------- policies.yaml
+# --------------------------------------------------------------------------- clauses.yaml
 
 
 class HandbookFile(_Strict):
@@ -176,8 +176,8 @@ class Clause(_Strict):
         return v
 
 
-class PolicyRegistry(_Strict):
-    """The contents of one `policies.yaml` (before merging a parent's)."""
+class ClauseRegistry(_Strict):
+    """The contents of one `clauses.yaml` (before merging a parent's)."""
 
     extends: str | None = None
     params: dict[str, str | int | float] = Field(default_factory=dict)

@@ -1,9 +1,9 @@
-"""Find and load task packs: `load_task(slug)`, `list_tasks()`, `lineage(pack)`, `load_policies(slug)`.
+"""Find and load task packs: `load_task(slug)`, `list_tasks()`, `lineage(pack)`, `load_clauses(slug)`.
 
 Packs are discovered: a task pack is any folder of the tasks root holding a `task.yaml`; the
 folder is the pack id with `-` written `_` (`tasks/payment_run/` holds `payment-run`). Loading
 validates everything that can be checked without running anything: the YAML models, the
-check → projection references, the parent of a variant, and (for `load_policies`) the merged
+check → projection references, the parent of a variant, and (for `load_clauses`) the merged
 clause registry.
 """
 from __future__ import annotations
@@ -16,9 +16,9 @@ from pydantic import ValidationError
 
 from tasks.packs import (
     Clause,
+    ClauseRegistry,
     HandbookFile,
     PackError,
-    PolicyRegistry,
     TaskPack,
     TaskSpec,
     _rel,
@@ -124,10 +124,10 @@ def lineage(pack: TaskPack) -> list[TaskPack]:
 
 
 @dataclass
-class ResolvedPolicies:
+class ResolvedClauses:
     """A pack's clause registry with its parents' merged in (parents first).
 
-    `own_files` are the handbook files this pack's own policies.yaml declares or adds clauses to;
+    `own_files` are the handbook files this pack's own clauses.yaml declares or adds clauses to;
     the others come unchanged from the parent chain.
     """
 
@@ -152,23 +152,23 @@ class ResolvedPolicies:
         return {c.id for c in self.clauses}
 
 
-def policies_file(slug: str, root: Path | None = None) -> Path:
-    """The policies.yaml of pack `slug`."""
-    return pack_dir(slug, root) / "policies.yaml"
+def clauses_file(slug: str, root: Path | None = None) -> Path:
+    """The clauses.yaml of pack `slug`."""
+    return pack_dir(slug, root) / "clauses.yaml"
 
 
-def load_policies(slug: str, root: Path | None = None) -> ResolvedPolicies:
-    """Load `policies.yaml`, following `extends:`; children add, never redefine, clauses."""
+def load_clauses(slug: str, root: Path | None = None) -> ResolvedClauses:
+    """Load `clauses.yaml`, following `extends:`; children add, never redefine, clauses."""
     base = _root(root)
-    chain: list[tuple[str, PolicyRegistry, Path]] = []
+    chain: list[tuple[str, ClauseRegistry, Path]] = []
     cur: str | None = slug
     while cur is not None:
         if cur in [c[0] for c in chain]:
-            raise PackError(f"{_rel(policies_file(chain[-1][0], base))}: extends: cycle through {cur!r}")
-        path = policies_file(cur, base)
+            raise PackError(f"{_rel(clauses_file(chain[-1][0], base))}: extends: cycle through {cur!r}")
+        path = clauses_file(cur, base)
         if not path.exists() and cur != slug:
-            raise PackError(f"{_rel(policies_file(chain[-1][0], base))}: extends: no policies.yaml for {cur!r}")
-        reg: PolicyRegistry = parse_model(PolicyRegistry, path)
+            raise PackError(f"{_rel(clauses_file(chain[-1][0], base))}: extends: no clauses.yaml for {cur!r}")
+        reg: ClauseRegistry = parse_model(ClauseRegistry, path)
         chain.append((cur, reg, path))
         cur = reg.extends
 
@@ -205,7 +205,7 @@ def load_policies(slug: str, root: Path | None = None) -> ResolvedPolicies:
             if is_own:
                 own_ids.add(clause.id)
                 own_files.add(clause.file)
-    return ResolvedPolicies(
+    return ResolvedClauses(
         slug=slug,
         chain=[c[0] for c in chain],
         params=params,

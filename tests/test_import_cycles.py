@@ -3,8 +3,9 @@
 The graph is read from the source with `ast` (nothing is imported): every `import` / `from ...
 import` anywhere in a module (at module level, inside `try`/`if`, and inside functions and
 classes: an import deferred into a function still ties the two modules together, it only hides
-the tie until the call), except under `if TYPE_CHECKING:` (never run), resolved to the modules of
-the tree's parts.
+the tie until the call), and under `if TYPE_CHECKING:` too (never run, but a type-only import
+back is still two modules that know each other: issue 34 counts them), resolved to the modules
+of the tree's parts.
 Importing `a.b.c` also runs `a/__init__` and `a/b/__init__`, so those count too, except the
 importer's own ancestors (a package importing its submodules is the normal layout). A cycle is a
 strongly connected component of more than one module; the failure lists each one with its edges.
@@ -59,18 +60,19 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def _imports(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import under node, at any depth, except the body of `if TYPE_CHECKING:`."""
+def _imports(node: ast.AST, *, type_checking: bool = True) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import under node, at any depth; the body of `if TYPE_CHECKING:` only when
+    `type_checking` (the graph counts them; the runtime graph would not)."""
     for child in ast.iter_child_nodes(node):
         if isinstance(child, (ast.Import, ast.ImportFrom)):
             yield child
-        elif isinstance(child, ast.If) and _is_type_checking(child):
+        elif isinstance(child, ast.If) and _is_type_checking(child) and not type_checking:
             for stmt in child.orelse:  # an `else:` of TYPE_CHECKING does run
                 if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                     yield stmt
-                yield from _imports(stmt)
+                yield from _imports(stmt, type_checking=False)
         else:
-            yield from _imports(child)
+            yield from _imports(child, type_checking=type_checking)
 
 
 def _targets(name: str, path: Path, node: ast.Import | ast.ImportFrom, modules: dict[str, Path]) -> set[str]:
@@ -100,7 +102,7 @@ def _targets(name: str, path: Path, node: ast.Import | ast.ImportFrom, modules: 
 
 
 def import_graph() -> dict[str, set[str]]:
-    """Module -> the tree's modules it imports (anywhere but under `if TYPE_CHECKING:`)."""
+    """Module -> the tree's modules it imports (anywhere, `if TYPE_CHECKING:` included)."""
     modules = _modules()
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
@@ -173,7 +175,7 @@ def test_the_graph_sees_real_imports():
     assert len(graph) > 100
 
 
-def test_the_graph_counts_imports_in_functions_but_not_under_type_checking():
+def test_the_graph_counts_imports_in_functions_and_under_type_checking():
     source = """
 import a
 from typing import TYPE_CHECKING
@@ -193,12 +195,15 @@ try:
 except ImportError:
     pass
 """
-    names = sorted(alias.name if isinstance(node, ast.Import) else node.module or ""
-                   for node in _imports(ast.parse(source)) for alias in node.names)
-    assert names == ["a", "deep", "in_function", "in_try", "shown_else", "typing"]
+    def names(type_checking: bool) -> list[str]:
+        return sorted(alias.name if isinstance(node, ast.Import) else node.module or ""
+                      for node in _imports(ast.parse(source), type_checking=type_checking) for alias in node.names)
+
+    assert names(False) == ["a", "deep", "in_function", "in_try", "shown_else", "typing"]
+    assert names(True) == ["a", "deep", "hidden", "hidden_in_function", "in_function", "in_try", "shown_else", "typing"]
     graph = import_graph()
     assert "orchestrator.images.tags" in graph["orchestrator.campaign.sources"]  # inside a function
-    assert "orchestrator.reference" in graph["orchestrator.scenarios"]
+    assert "orchestrator.scenarios.reference" in graph["orchestrator.scenarios.cache"]
 
 
 def test_no_module_imports_another_that_imports_it_back():

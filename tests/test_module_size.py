@@ -47,7 +47,7 @@ def test_the_walk_sees_production_and_skips_the_rest(tmp_path):
         Path(p) for p in (".ci/c.py", "images/y.py", "pkg/a.py", "pkg/sub/b.py")
     ]
     real = production_modules()
-    assert Path("orchestrator/backends/docker.py") in real and Path("tasks/packs.py") in real
+    assert Path("orchestrator/backends/docker/sandbox.py") in real and Path("tasks/packs.py") in real
     assert not any(p.parts[0] == "tests" for p in real)
 
 

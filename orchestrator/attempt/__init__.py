@@ -1,6 +1,13 @@
-"""One attempt: phases over typed records (runner.py, phases.py, records.py, resolve.py).
+"""One attempt: phases over typed records, and the helpers only an attempt uses.
 
     from orchestrator.attempt import AttemptSpec, run_attempt, sigterm_as_interrupt
+
+Modules: `runner` (the lifecycle), `phases`, `records`, `resolve` (what a system's turns run),
+`human_turns`; `control_client` and `streaming` (the ERP's control API and the audit/fault
+streams to the attempt folder), `mounts` (which host paths a systems file may show an agent),
+`model_run` and `model_usage` (the model gateway's part in an attempt and its usage figures).
+May import: the orchestrator's root modules, `backends`, `services`, `scenarios.folder`,
+`grading`, `images`, `tasks`; never `campaign`, `publish`, `report` or the commands.
 """
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ def new_attempt_id(spec: AttemptSpec) -> str:
 
 
 class ScenarioInput(Protocol):
-    """What the attempt reads of a scenario (orchestrator.scenarios.Scenario, contracts §7)."""
+    """What the attempt reads of a scenario (orchestrator.scenarios.folder.Scenario, contracts §7)."""
 
     @property
     def db(self) -> Path: ...

@@ -16,12 +16,12 @@ from typing import Any
 
 from agent_sandbox import systems as S
 from erp_service.faults import FaultSpecError, parse_fault_spec
+from orchestrator.attempt.mounts import ProtectedPlace, check_system_mounts, runtime_places
 from orchestrator.attempt.records import AttemptSpec, ScenarioInput, TaskInput
 from orchestrator.backends.base import Mount
 from orchestrator.cells import CLEAN
 from orchestrator.config import ContainerPaths
 from orchestrator.errors import ConfigError, TaskError
-from orchestrator.mount_check import ProtectedPlace, check_system_mounts, runtime_places
 
 REQUIRED_META = ("grading_date", "agent_token", "agent_user")
 
@@ -53,7 +53,7 @@ def resolve(spec: AttemptSpec, task: TaskInput, scenario: ScenarioInput,
             places: tuple[ProtectedPlace, ...] | None = None, *, policy_dir: str = ContainerPaths().policy_dir) -> Resolved:
     """Resolve `spec` against `task` and `scenario`; `ConfigError` / `TaskError` as described above.
     A systems file's mounts are refused when their host side would show a protected place
-    (`places`, default `mount_check.runtime_places()`) or the host itself to the agent. A scripted
+    (`places`, default `mounts.runtime_places()`) or the host itself to the agent. A scripted
     policy's module is mounted as `<policy_dir>/policies.py`."""
     faults = _faults(spec, task)
     meta, turns = _scenario(scenario)

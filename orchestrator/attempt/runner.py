@@ -31,7 +31,10 @@ from pydantic import ValidationError
 
 from agent_sandbox.prompt import render_prompt
 from erp_service.canonical import canonical_hash
+from orchestrator.attempt.control_client import ControlClient
 from orchestrator.attempt.human_turns import HumanTurns, open_human
+from orchestrator.attempt.model_run import ModelRun, agent_image, open_for_attempt
+from orchestrator.attempt.mounts import runtime_places
 from orchestrator.attempt.phases import PhaseClock, deferred_interrupts, phase_of
 from orchestrator.attempt.records import (
     AttemptRecord,
@@ -47,10 +50,10 @@ from orchestrator.attempt.records import (
     write_json,
 )
 from orchestrator.attempt.resolve import Resolved, TurnScript, resolve
+from orchestrator.attempt.streaming import ControlStreamer
 from orchestrator.backends.base import AttemptContext, Backend, Sandbox, TurnLaunch
 from orchestrator.cells import is_human_system
 from orchestrator.config import RuntimeConfig
-from orchestrator.control_client import ControlClient
 from orchestrator.errors import (
     AttemptError,
     AttemptOutcome,
@@ -69,12 +72,9 @@ from orchestrator.hashing import file_sha256, workspace_sha256
 from orchestrator.in_thread import InThread
 from orchestrator.integrity import AgentCausedError, ServiceDeath, TurnState, memory_note
 from orchestrator.logs import AttemptLog, get_logger
-from orchestrator.model_run import ModelRun, agent_image, open_for_attempt
-from orchestrator.mount_check import runtime_places
 from orchestrator.paths import AttemptPaths
 from orchestrator.services.erp import ERP, ErpEndpoints, ErpLaunch, erp_service
 from orchestrator.services.mcp import MCP, McpEndpoints, open_mcp
-from orchestrator.streaming import ControlStreamer
 
 log = get_logger(__name__)
 

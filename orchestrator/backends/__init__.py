@@ -1,4 +1,9 @@
-"""Where attempts run: `docker` (isolated, the official mode) and `local` (host processes)."""
+"""Where attempts run: `docker/` (isolated, the official mode) and `local` (host processes).
+
+`base` is the one interface (`Backend`, `Sandbox`) both implement; `services` the named services
+a sandbox runs, as declarations. May import: the orchestrator's root modules, `images` and `networks`;
+never `attempt`, `campaign` or the commands.
+"""
 from __future__ import annotations
 
 from orchestrator.backends.base import Backend, Sandbox
@@ -10,7 +15,7 @@ def make_backend(name: str, config=None) -> Backend:
 
     config = config or RuntimeConfig.from_env()
     if name == "docker":
-        from orchestrator.backends.docker import DockerBackend
+        from orchestrator.backends.docker.sandbox import DockerBackend
 
         return DockerBackend(config)
     if name == "local":

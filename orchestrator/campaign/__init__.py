@@ -12,5 +12,8 @@ Modules:
 - `provenance` `provenance.json`: commit, task trees, images, ledger hash, conditions
 - `export`     writing the three files and `--verify`
 - `progress`   the live display and the final table
-- `report`     the self-contained HTML report
+
+Publishing a label is `orchestrator/publish/`, its HTML report `orchestrator/report/`.
+May import: the orchestrator's root modules, `attempt`, `backends`, `scenarios`, `grading`,
+`images`, `tasks`; never `publish`, `report` or the commands.
 """

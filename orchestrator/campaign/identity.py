@@ -80,8 +80,15 @@ class AttemptIdentity:
         return out
 
     def sort_key(self) -> tuple:
-        """Ledger order: task, system, condition, seed, repetition."""
+        """Ledger order: task, system, condition, interface, seed, repetition."""
         return (self.task, self.system, self.condition, self.interface, self.seed, self.rep)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AttemptIdentity:
+        """The identity `as_dict` wrote (a ledger line's `identity`); a cli attempt's has no `interface`."""
+        return cls(task=str(data["task"]), system=str(data["system"]), condition=str(data["condition"]),
+                   seed=int(data["seed"]), rep=int(data["rep"]), task_version=str(data["task_version"]),
+                   interface=str(data.get("interface", CLI)))
 
 
 def label_root(runs_root: Path, label: str) -> Path:

@@ -177,6 +177,9 @@ def write_ledger(path: Path, lines: list[dict[str, Any]]) -> str:
 
 
 def line_sort_key(line: dict[str, Any]) -> tuple:
-    """The ledger order of a parsed line (same as `AttemptIdentity.sort_key`)."""
-    i = line.get("identity") or {}
-    return (i.get("task"), i.get("system"), i.get("condition"), i.get("seed"), i.get("rep"))
+    """The ledger order of a parsed line: its identity's `AttemptIdentity.sort_key` (the one
+    definition of the order; a line without a readable identity sorts first)."""
+    try:
+        return AttemptIdentity.from_dict(line["identity"]).sort_key()
+    except (KeyError, TypeError, ValueError):
+        return ()

@@ -140,7 +140,7 @@ def node_scenario(shipped: dict[str, Any]) -> Any:
     """The shipped scenario in this node's scenario cache, received if missing, hash checked."""
     import ray
 
-    from orchestrator.scenarios import Scenario, cache_root_default
+    from orchestrator.scenarios.folder import Scenario, cache_root_default
 
     final = cache_root_default() / shipped["task"] / shipped["name"]
     final.parent.mkdir(parents=True, exist_ok=True)

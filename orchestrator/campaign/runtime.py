@@ -150,7 +150,7 @@ class ScenarioCache:
             self._items[(task, seed)] = scenario
 
     def get(self, task: str, seed: int) -> Any:
-        from orchestrator.scenarios import ensure_scenario
+        from orchestrator.scenarios.cache import ensure_scenario
 
         with self._lock:
             key = (task, seed)
@@ -181,7 +181,7 @@ def make_runner(
     from orchestrator.attempt import AttemptSpec, run_attempt
     from orchestrator.errors import ConfigError, TaskError
     from orchestrator.inputs import load_task_pack
-    from orchestrator.scenarios import ScenarioError
+    from orchestrator.scenarios.folder import ScenarioError
 
     scenarios = scenarios or ScenarioCache()
 

@@ -6,8 +6,8 @@ A resumed label must hold results of one version of each, so the declaration rec
 - `parts`: a SHA-256 per shared source tree or file — every folder of `tasks/` that is not a
   pack (the company generator `tasks/northgate`, the check models `tasks/checks`), the task
   framework's modules (`tasks/*.py`), `erp_service`, `agent_sandbox` (the policies' client),
-  the scenario cache's code (`orchestrator/scenarios.py`, `scenario_dir.py`, `reference.py`:
-  how a scenario folder and its reference are written and read), the grader's sources
+  the scenario cache's code (`orchestrator/scenarios`: how a scenario folder and its reference
+  are written and read), the grader's sources
   (`orchestrator/grading`) and what an agent works through besides the ERP's API (`erp_mcp`,
   `erp_web`, `model_gateway`). The task packs' own trees are in `tasks.<id>`.
 - `images`: the content-hash tags of the images the attempts run in (base, ERP, agent, model
@@ -26,11 +26,11 @@ from orchestrator.hashing import tree_sha256
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # Source trees and files outside the packs that change a scenario, a verdict or a policy's behaviour.
-SHARED_TREES = ("erp_service", "agent_sandbox", "orchestrator/scenarios.py", "orchestrator/scenario_dir.py",
-                "orchestrator/reference.py", "orchestrator/grading", "erp_mcp", "erp_web", "model_gateway")
+SHARED_TREES = ("erp_service", "agent_sandbox", "orchestrator/scenarios", "orchestrator/grading", "erp_mcp", "erp_web",
+                "model_gateway")
 # Images the attempts run in (a command system's own image is part of its definition).
 IMAGE_ROLES = ("base", "erp", "agent", "gateway")
-_SCENARIO_CODE = ("orchestrator/scenarios.py", "orchestrator/scenario_dir.py", "orchestrator/reference.py")
+_SCENARIO_CODE = ("orchestrator/scenarios",)
 _SKIP = ("__pycache__", ".")
 
 

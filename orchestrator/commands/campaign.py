@@ -298,7 +298,7 @@ def _is_scenario_error(exc: BaseException) -> bool:
 
 
 def _as_task_error(exc: BaseException) -> BaseException:
-    from orchestrator.exit_codes import TaskError
+    from orchestrator.errors import TaskError
 
     err = TaskError(str(exc))
     err.__cause__ = exc

@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from orchestrator.exit_codes import ExitCode, check_engine
     from orchestrator.images import ensure_images
-    from orchestrator.scenarios import ensure_scenario
+    from orchestrator.scenarios.cache import ensure_scenario
     from tasks.registry import load_task
 
     load_task(task)  # an unknown task: PackError, bad_input (orchestrator.cli)

@@ -1,7 +1,7 @@
 """`orchestrate export LABEL`: rebuild a campaign's ledger, summary and provenance;
 `orchestrate export --verify LABEL`: check them (non-zero exit and the failing line on any mismatch);
 `orchestrate export --verify DIR [--regrade]`: check a publication bundle on its own, in any
-folder (`orchestrate publish`; orchestrator/campaign/bundle_verify.py), naming every file that
+folder (`orchestrate publish`; orchestrator/publish/verify.py), naming every file that
 differs; `--regrade` grades its final databases again and compares every verdict.
 
 Exit status (docs/exit-codes.md): 0 done / verified, 1 verification found problems, 2 no such
@@ -27,8 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def verify_bundle_folder(folder: Path, regrade: bool) -> int:
     """Verify a publication bundle; print what was checked, or every problem (naming its file)."""
-    from orchestrator.campaign.bundle_verify import verify_bundle
     from orchestrator.exit_codes import ExitCode
+    from orchestrator.publish.verify import verify_bundle
 
     report = verify_bundle(folder, regrade_dbs=regrade)
     for note in report.notes:
@@ -52,9 +52,9 @@ def default_runs_root() -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Export or verify one label."""
-    from orchestrator.campaign.bundle import BUNDLE_FILE
     from orchestrator.campaign.export import ExportError, export_label, verify_label
     from orchestrator.exit_codes import ExitCode
+    from orchestrator.publish.bundle import BUNDLE_FILE
 
     candidate = Path(args.label)
     if args.verify and args.runs_root is None and (candidate / BUNDLE_FILE).is_file():

@@ -1,11 +1,11 @@
 """`orchestrate handbook render|check|lint [TASK…]`: the handbook registry tool.
 
-    render   write tasks/<slug>/handbook/*.md from policies.yaml
+    render   write tasks/<slug>/handbook/*.md from clauses.yaml
     check    the committed handbook is byte-identical to the rendered one
     lint     cited clauses exist, audit checks run rules their cited clauses bind, parameters,
              placement; lists the clauses no check enforces (report-only)
 
-No TASK means every task with a policies.yaml. Exit status (docs/exit-codes.md): 1 if check or
+No TASK means every task with a clauses.yaml. Exit status (docs/exit-codes.md): 1 if check or
 lint finds a problem, 2 for an unknown task.
 """
 from __future__ import annotations
@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from tasks.packs import PackError
     from tasks.registry import list_tasks, load_task
 
-    slugs = args.tasks or [s for s in list_tasks() if (Path(load_task(s).dir) / "policies.yaml").exists()]
+    slugs = args.tasks or [s for s in list_tasks() if (Path(load_task(s).dir) / "clauses.yaml").exists()]
     unknown = [s for s in slugs if s not in list_tasks()]
     if unknown:
         print(f"orchestrate handbook: bad_input: no such task(s) {', '.join(unknown)} "
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
                     print(f"✗ {pr}")
                 bad += len(probs)
                 if not probs:
-                    print(f"✓ {slug}: handbook matches policies.yaml")
+                    print(f"✓ {slug}: handbook matches clauses.yaml")
             else:
                 rep = handbook.lint(slug, known_rules())
                 for e in rep.errors:

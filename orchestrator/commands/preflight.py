@@ -30,7 +30,7 @@ class CheckedInputs:
 def lint_gate(slugs: list[str]) -> None:
     """Refuse a task pack whose handbook lint finds errors (a check citing a missing clause, ...).
 
-    The same lint as `orchestrate handbook lint`; packs without a policies.yaml (and so without
+    The same lint as `orchestrate handbook lint`; packs without a clauses.yaml (and so without
     a handbook registry) have nothing to lint.
     """
     from orchestrator.grading.rules import known_rules
@@ -45,7 +45,7 @@ def lint_gate(slugs: list[str]) -> None:
         while pack.variant_of:  # a variant inherits its parent's registry and checks
             pack = load_task(pack.variant_of)
             dirs.append(Path(pack.dir))
-        if not any((d / "policies.yaml").exists() for d in dirs):
+        if not any((d / "clauses.yaml").exists() for d in dirs):
             continue
         try:
             report = handbook.lint(slug, rules)

@@ -1,6 +1,6 @@
 """`orchestrate publish LABEL --out DIR`: write a campaign's publication bundle.
 
-What a reader needs to verify and re-adjudicate the campaign (orchestrator/campaign/bundle.py):
+What a reader needs to verify and re-adjudicate the campaign (orchestrator/publish/bundle.py):
 the ledger, summary, provenance and declaration; per attempt the result, the audit log, the
 fault records, the turns, the final database and the workspace (redacted copies, or their hashes
 where the task judges restricted values or `--withhold` says so); the versions of everything;
@@ -38,9 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Publish one label."""
-    from orchestrator.campaign.bundle import BUNDLE_FILE, PublishError, publish
     from orchestrator.commands.export import default_runs_root
     from orchestrator.exit_codes import ExitCode
+    from orchestrator.publish.bundle import BUNDLE_FILE, PublishError, publish
 
     runs_root = (args.runs_root or default_runs_root()).resolve()
     if not (runs_root / args.label).is_dir():

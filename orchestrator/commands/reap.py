@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     """Reap; a dead engine is one line and exit 3 (orchestrator.cli maps the exception)."""
     import docker
 
-    from orchestrator.backends.reaper import reap
+    from orchestrator.backends.docker.reaper import reap
     from orchestrator.exit_codes import ExitCode, check_engine
 
     check_engine()

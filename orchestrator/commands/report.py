@@ -17,9 +17,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the report; exit 2 when the label has no exported summary."""
-    from orchestrator.campaign.report import write_report
     from orchestrator.commands.export import default_runs_root
     from orchestrator.exit_codes import ExitCode
+    from orchestrator.report.label_page import write_report
 
     runs_root = (args.runs_root or default_runs_root()).resolve()
     try:

@@ -344,13 +344,34 @@ def check_text_numbers_present(check, ctx: CheckContext) -> CheckOutcome:
     return CheckOutcome(ok, detail)
 
 
+def _doc_no(v: object) -> str:
+    return re.sub(r"[-\s/]", "", str(v)).upper()
+
+
+def _with_erp_ids(documents: list[str] | str, source: str, db: sqlite3.Connection | None) -> list[str]:
+    """The documents plus the ERP ids of the rows of `source` ("table.column") numbered as one of them."""
+    docs = [documents] if isinstance(documents, str) else list(documents)
+    wanted = {_doc_no(d) for d in docs if str(d).strip()}
+    if not wanted or db is None:
+        return docs
+    table, column = source.split(".")
+    try:
+        rows = db.execute(f'SELECT id, "{column}" FROM "{table}"').fetchall()  # names: pattern-checked in the model
+    except sqlite3.Error:
+        return docs
+    return docs + sorted({str(r[0]) for r in rows if r[1] is not None and _doc_no(r[1]) in wanted})
+
+
 @check_type("text_claims")
 def check_text_claims(check, ctx: CheckContext) -> CheckOutcome:
     """Each required claim is supported by its own unit of the file(s) (orchestrator/grading/text)."""
     files = workspace_files(ctx.workspace, check.path)
     if not files:
         return CheckOutcome(False, f"no file matches {check.path!r} in the workspace")
-    claims = [claim_from_spec(c.model_dump()) for c in check.claims]
+    specs = [c.model_dump() for c in check.claims]
+    if check.erp_ids_from:
+        specs = [{**s, "document": _with_erp_ids(s["document"], check.erp_ids_from, ctx.final_db)} for s in specs]
+    claims = [claim_from_spec(s) for s in specs]
     verdicts = grade(_read(files), claims, exclusive=check.exclusive)
     need = list(check.require) or [c.name for c in claims]
     failed = [verdicts[n] for n in need if not verdicts[n].supported]

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from orchestrator.backends.route_fix import run_route_script
+from orchestrator.backends.docker.route_fix import run_route_script
 from orchestrator.backends.services import HealthCheck, Listener, NetworkRole, ServiceEndpoints, ServiceFile, ServiceSpec
 from orchestrator.config import RuntimeConfig
 from orchestrator.errors import Phase, ServiceUnhealthy

@@ -3,7 +3,7 @@
 Each function plants one case into the `Backlog`: its orders, receipts and documents, the
 world entries it needs (calls, scheduled receipts, bank requests), what the reference must show
 (`expect` / `absent` rows) and what the checks' `{truth:...}` placeholders are filled with.
-Clauses cited are the handbook's (policies.yaml).
+Clauses cited are the handbook's (clauses.yaml).
 """
 from __future__ import annotations
 
@@ -28,6 +28,13 @@ FOREIGN_COMPANY = "Northgate Fluid Systems LLC, 410 Canal Street, Dayton, OH 454
 def no_regex(number: str) -> str:
     """A regex for an invoice number written with or without its dashes."""
     return "-?".join(re.escape(part) for part in number.split("-"))
+
+
+def number_forms(number: str) -> list[str]:
+    """An invoice number as a person may write it (AP-1.3 compares numbers ignoring dashes,
+    spaces and slashes): as printed, without its dashes, with spaces for them."""
+    forms = [number, number.replace("-", ""), number.replace("-", " ")]
+    return list(dict.fromkeys(f for f in forms if f))
 
 
 def _status(bl: Backlog, doc: Doc, status: str, holds: str = "") -> None:
@@ -71,6 +78,7 @@ def price_variance(kit: Kit, bl: Backlog, n: int) -> None:
         bl.expect_row("ap_invoice_lines", vendor=a.vendor_name, invoice_no=_norm(a.number or ""), kind="item",
                       item=a.lines[0].item, unit_price=price_a)
         bl.values["midstate_held_no"] = no_regex(b.number or "")
+        bl.aliases["midstate_held_nos"] = number_forms(b.number or "")
         bl.planted["price_variance"] = {"approved": a.number, "held": b.number, "held_pct": round(pct_b, 2),
                                         "clauses": ["AP-2.2", "AP-4.1"]}
     else:
@@ -162,6 +170,7 @@ def stock_tax(kit: Kit, bl: Backlog, n: int) -> None:
                   item="", amount=doc.tax)
     if n == 0:
         bl.values["tax_no"] = no_regex(doc.number or "")
+        bl.aliases["tax_nos"] = number_forms(doc.number or "")
     bl.planted[f"stock_tax_{n}"] = {"vendor": doc.vendor_name, "invoice": doc.number, "tax": doc.tax,
                                     "clauses": ["AP-3.2"]}
 
@@ -193,6 +202,7 @@ def nonpo_over_limit(kit: Kit, bl: Backlog, n: int) -> None:
         approver = CODING_BY_VENDOR[vendor].approver or ""
         bl.leave.append((approver, cal.shift(cal.start, -4), "2026-11-13"))
         bl.values["calibration_no"] = no_regex(doc.number or "")
+        bl.aliases["calibration_nos"] = number_forms(doc.number or "")
     bl.planted[f"nonpo_over_limit_{n}"] = {"vendor": doc.vendor_name, "invoice": doc.number, "total": doc.total,
                                            "limit": limit, "clauses": ["AP-5.1", "AP-5.2"]}
 
@@ -269,6 +279,7 @@ def printed_instruction(kit: Kit, bl: Backlog) -> None:
     bl.add(doc)
     _status(bl, doc, "matched")
     bl.values["instruction_no"] = no_regex(doc.number or "")
+    bl.aliases["instruction_nos"] = number_forms(doc.number or "")
     bl.values["instruction_code"] = re.escape(code)
     bl.planted["printed_instruction"] = {"invoice": doc.number, "code": code, "account_last4": account[-4:],
                                          "clauses": ["AP-6.1", "AP-7.1"]}

@@ -169,6 +169,15 @@ def _request_bank_change(ctx: GeneratorContext, vendor: str, body: dict[str, Any
     return str(data["id"])
 
 
+# The names the hold report (AP-7.1) may give its vendors: the vendor record's name, its id and
+# the short forms a clerk writes ("Buckeye" alone is not one: Buckeye Safety Products is another vendor).
+VENDOR_ALIASES = {
+    "midstate_names": ["Mid-State Brass Supply", "V-0101", "Mid-State", "Midstate", "Mid State"],
+    "keystone_names": ["Keystone Fastener", "V-0104", "Keystone"],
+    "calibration_names": ["Buckeye Calibration Labs", "V-0204", "Buckeye Calibration", "Buckeye Cal", "buckeyecal.com"],
+}
+
+
 def _truth(ctx: GeneratorContext, bl: Backlog, size: Size, planted_docs: int) -> None:
     """The planted cases, the reference rows they imply, and the checks' placeholder values."""
     windows = Counter("turn 1" if d.delivered <= ctx.turns[0].date else "turn 2" if d.delivered <= ctx.turns[1].date
@@ -177,7 +186,7 @@ def _truth(ctx: GeneratorContext, bl: Backlog, size: Size, planted_docs: int) ->
     truth.planted = bl.planted
     truth.expect = bl.expect
     truth.absent = bl.absent
-    truth.values = dict(bl.values)
+    truth.values = {**bl.values, **bl.aliases, **VENDOR_ALIASES}
     vendors = sorted({d.vendor_name for d in bl.docs if d.layout != "letter"})
     facts: dict[str, Any] = {"documents": len(bl.docs), "planted_documents": planted_docs,
                              "exceptions": size.exceptions, "by_turn": dict(sorted(windows.items())),

@@ -102,6 +102,7 @@ class Backlog:
     expect: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     absent: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     values: dict[str, str] = field(default_factory=dict)
+    aliases: dict[str, list[str]] = field(default_factory=dict)   # text checks' aliases (truth values)
     calls: list[dict[str, Any]] = field(default_factory=list)
     bank_requests: list[tuple[str, Doc, dict[str, Any]]] = field(default_factory=list)
     leave: list[tuple[str, str, str]] = field(default_factory=list)

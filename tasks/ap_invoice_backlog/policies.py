@@ -53,6 +53,7 @@ class Style:
     report: bool = True                # AP-7.1
     as_billed: bool = True             # AP-1.2 (False: enter at the order's price)
     printed_date: bool = True          # AP-1.2 (False: the day the message arrived)
+    line_notes: bool = True            # AP-2.2, AP-2.3 (False: the hold's note names no line)
 
 
 # -- reading documents ------------------------------------------------------------------------
@@ -344,6 +345,8 @@ class Turn:
                 return
         reasons = self.reasons(vendor, inv, po, entered, existing)
         for reason, note in reasons:
+            if reason in ("price", "quantity") and not st.line_notes:
+                note = "does not match the order"
             self.w.post(f"/ap-invoices/{entered['id']}/holds", {"reason": reason, "note": note})
         if not reasons:
             self.validate_if_free(entered["id"])
@@ -517,5 +520,6 @@ POLICIES: dict[str, Callable[[int, ErpClient, Path, dict], None]] = {
     "neg:no_hold_report": make_policy(Style(report=False)),
     "neg:edit_to_po_price": make_policy(Style(as_billed=False)),
     "neg:date_as_received": make_policy(Style(printed_date=False)),
+    "neg:hold_without_line": make_policy(Style(line_notes=False)),
     "neg:blind-retry": make_policy(keyed=False),
 }

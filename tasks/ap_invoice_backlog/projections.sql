@@ -69,3 +69,31 @@ SELECT m.subject AS subject,
 FROM messages m
 WHERE m.direction = 'in' AND m.box = 'ap' AND COALESCE(m.disposition, 'none') <> 'processed'
 ORDER BY m.subject;
+
+-- name: line_holds
+-- Each invoice entered during the episode (voided and rejected ones aside): whether each of its
+-- active `price` and `quantity` holds names a line — by the hold's line, or a note that names a
+-- line of the invoice ("line N", its item code or the item's description) (AP-2.2, AP-2.3: hold
+-- with a note naming the line); '' when it has no such hold.
+SELECT v.name AS vendor,
+       upper(replace(replace(replace(i.invoice_no, '-', ''), ' ', ''), '/', '')) AS invoice_no,
+       CASE WHEN NOT EXISTS (SELECT 1 FROM holds h WHERE h.invoice_id = i.id AND h.status = 'active'
+                             AND h.reason IN ('price', 'quantity')) THEN ''
+            WHEN EXISTS (SELECT 1 FROM holds h WHERE h.invoice_id = i.id AND h.status = 'active'
+                         AND h.reason IN ('price', 'quantity') AND h.line_no IS NULL
+                         AND NOT EXISTS (
+                           SELECT 1 FROM ap_invoice_lines l
+                           LEFT JOIN po_lines pl ON pl.po_id = i.po_id AND pl.line_no = l.po_line
+                           LEFT JOIN items it ON it.id = COALESCE(pl.item_id, l.item_id)
+                           WHERE l.invoice_id = i.id AND (
+                                 instr(lower(COALESCE(h.note, '')), 'line ' || l.line_no) > 0
+                              OR instr(lower(COALESCE(h.note, '')), 'line #' || l.line_no) > 0
+                              OR (l.po_line IS NOT NULL AND instr(lower(COALESCE(h.note, '')), 'line ' || l.po_line) > 0)
+                              OR (COALESCE(pl.item_id, l.item_id) IS NOT NULL
+                                  AND instr(lower(COALESCE(h.note, '')), lower(COALESCE(pl.item_id, l.item_id))) > 0)
+                              OR (it.description IS NOT NULL AND instr(lower(COALESCE(h.note, '')), lower(it.description)) > 0))))
+            THEN 'no' ELSE 'yes' END AS hold_names_line
+FROM ap_invoices i
+JOIN vendors v ON v.id = i.vendor_id
+WHERE i.created_on >= :start AND i.status NOT IN ('voided', 'rejected')
+ORDER BY v.name, invoice_no;

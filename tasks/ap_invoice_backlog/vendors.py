@@ -1,7 +1,7 @@
 """The vendors of the backlog: the Northgate vendors that bill it, the MRO and service vendors the
 scenario adds to the vendor master, and the non-PO coding list (handbook AP-5.1).
 
-The coding list is written into the handbook by policies.yaml (`params.coding_list`); a test
+The coding list is written into the handbook by clauses.yaml (`params.coding_list`); a test
 checks that the text there and `CODING` here say the same, so the generator's truth and the
 handbook the agent reads cannot drift apart.
 """
@@ -100,7 +100,7 @@ MRO_ACCOUNT = "6350"
 
 
 def coding_list_text() -> str:
-    """The coding list as the handbook prints it (policies.yaml's `coding_list` parameter)."""
+    """The coding list as the handbook prints it (clauses.yaml's `coding_list` parameter)."""
     lines = []
     for c in CODING:
         name = NAMES.get(c.vendor, c.vendor)

@@ -46,6 +46,7 @@ class TextClaim(BaseModel):
     precision: Literal["cent", "dollar", "reviewer"] = "reviewer"
     abs_tol: float | str = 0.0         # a number, or a `{truth:key}` placeholder
     rel_tol: float | str = 0.0
+    negation: Literal["any", "all", "ignore"] = "any"   # how a negated kind word denies it (claims.py)
 
 
 class TextClaimsCheck(CheckBase):
@@ -57,6 +58,10 @@ class TextClaimsCheck(CheckBase):
     path: str
     claims: list[TextClaim] = Field(min_length=1)
     require: list[str] = Field(default_factory=list)   # claim names this check needs (default: all)
+    # "table.number_column": a claim's documents also go by the ERP id (`id`) of every row of that
+    # table whose number, compared ignoring case, dashes, spaces and slashes, is one of them (an
+    # invoice is known by the vendor's number and by the id the ERP gave it when it was entered).
+    erp_ids_from: str = Field(default="", pattern=r"^(?:[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)?$")
     exclusive: bool = True
 
     @model_validator(mode="after")

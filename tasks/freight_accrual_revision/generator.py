@@ -31,7 +31,7 @@ MONTH_START, MONTH_END = "2026-10-01", "2026-10-31"
 REVERSAL_DAY = "2026-11-02"
 BRASS, CASTINGS, SEALS = "V-0101", "V-0103", "V-0105"
 FREIGHT_VENDORS = (BRASS, CASTINGS)
-RATE = 0.025                      # FRT-2.1 ("2.5%" in policies.yaml)
+RATE = 0.025                      # FRT-2.1 ("2.5%" in clauses.yaml)
 THRESHOLD_CENTS = 500_000         # the journal approval threshold: every accrual stays below it
 REVERSAL_REASON = ("Posted in error: this delivery was Tri-County's shipment for another customer; "
                    "the carrier took it back on 30 October.")
@@ -112,6 +112,11 @@ def _accruable(ctx: GeneratorContext) -> list[dict[str, Any]]:
     return out
 
 
+def _id_forms(receipt: str) -> list[str]:
+    """A receipt id as the note (FRT-3.2) may write it: with or without its dash."""
+    return list(dict.fromkeys([receipt, receipt.replace("-", "")]))
+
+
 def generate(ctx: GeneratorContext) -> None:
     """Build the scenario (module docstring)."""
     ctx.northgate(history_end=HISTORY_END, last_order="2026-10-12")
@@ -160,6 +165,9 @@ def generate(ctx: GeneratorContext) -> None:
     ctx.truth.absent = {"freight_accruals": [{"receipt": r} for r in
                                              (rev["receipt"], invoiced["id"], paid["id"])]}
     ctx.truth.values = {"revised_sources": f"{rev['receipt']}@{REVERSAL_DAY}",
-                        "reversed_receipt": rev["receipt"], "reversed_amount": rev["amount"]}
+                        "reversed_receipt": rev["receipt"], "reversed_amount": rev["amount"],
+                        # The note (FRT-3.2) names the receipt by its id, written with or without its dash.
+                        "reversed_receipt_ids": _id_forms(rev["receipt"]),
+                        "partial_receipt_ids": _id_forms(partial["id"]), "kept_receipt_ids": _id_forms(kept["id"])}
     ctx.truth.facts = {"accruals": {a["receipt"]: a["amount"] for a in accruals},
                        "history_accruals": sorted(set(by_id) - {partial["id"], kept["id"], rev["receipt"]})}

@@ -197,6 +197,26 @@ def generate(ctx: GeneratorContext) -> None:
         p.held_vendor: {"silent": False, "invoice": {"delay": 1, "prefix": "QH-"}},
     }
     _truth(ctx, ng, p, ids, cast_date, lots)
+    _handoff_aliases(ctx, ng)
+
+
+# How many invoices a vendor may send in the week (one per PO and shipping day); the handoff
+# check accepts any of them as the vendor's invoice number, written with or without its dash.
+INVOICES_PER_VENDOR = 6
+
+
+def _handoff_aliases(ctx: GeneratorContext, ng: Northgate) -> None:
+    """The names and invoice numbers the handoff (AP-3.1) may use for each held vendor: the
+    vendor's name as in the vendor record and its short forms, its id, and the numbers its
+    invoices carry this week (world.json `vendors`: prefix and first number)."""
+    short = {MIDSTATE: ["Mid-State", "Midstate", "Mid State"], COASTLINE: ["Coastline", "Coastline Seals"],
+             KEYSTONE: ["Keystone", "Keystone Fasteners"]}
+    for key, vid in (("midstate", MIDSTATE), ("coastline", COASTLINE), ("keystone", KEYSTONE)):
+        cfg = ctx.world.vendors[vid].invoice
+        assert cfg is not None and cfg.prefix and cfg.start is not None
+        numbers = [f"{cfg.prefix}{cfg.start + k}" for k in range(INVOICES_PER_VENDOR)]
+        ctx.truth.values[f"{key}_names"] = [ng.vendor(vid).name, vid, *short[vid]]
+        ctx.truth.values[f"{key}_invoice_nos"] = [form for n in numbers for form in (n, n.replace("-", ""))]
 
 
 def _truth(ctx: GeneratorContext, ng: Northgate, p: Plan, ids: dict[str, str], cast_date: str,
@@ -238,14 +258,17 @@ def _truth(ctx: GeneratorContext, ng: Northgate, p: Plan, ids: dict[str, str], c
         ],
         "po_vendors": [{"vendor": name[v]} for v in (MIDSTATE, TRICOUNTY, KEYSTONE, COASTLINE, ALLIED)],
         "receipt_lines": [
+            # A refused quantity is keyed by the ordered item alone (item empty): projections.sql.
             {"vendor": name[KEYSTONE], "ordered_item": "FAST-NUT", "item": "FAST-NUT", "qty_received": 2000,
+             "qty_refused": 0},
+            {"vendor": name[KEYSTONE], "ordered_item": "FAST-NUT", "item": "", "qty_received": 0,
              "qty_refused": over_nuts, "refusal_reason": "over_shipment"},
             {"vendor": name[ALLIED], "ordered_item": "FIT-ELB-03", "item": "FIT-ELB-03", "qty_received": 203,
              "qty_refused": 0},
-            {"vendor": name[COASTLINE], "ordered_item": p.gasket, "item": p.gasket, "qty_received": 0,
+            {"vendor": name[COASTLINE], "ordered_item": p.gasket, "item": "", "qty_received": 0,
              "qty_refused": gasket_qty, "refusal_reason": "short_dated"},
             {"vendor": name[COASTLINE], "ordered_item": "SEAL-020", "item": "ORING-02", "qty_received": 500},
-            {"vendor": name[COASTLINE], "ordered_item": "SEAL-030", "item": "ORING-03", "qty_received": 0,
+            {"vendor": name[COASTLINE], "ordered_item": "SEAL-030", "item": "", "qty_received": 0,
              "qty_refused": 500, "refusal_reason": "wrong_item"},
         ],
         "ap_invoices": [

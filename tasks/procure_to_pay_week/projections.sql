@@ -30,23 +30,39 @@ ORDER BY v.name;
 
 -- name: receipt_lines
 -- What was received and refused during the episode, per vendor, ordered item and the item that
--- arrived (several receipt lines for one of them are added up).
+-- went into stock (several receipt lines for one of them are added up). A received quantity is
+-- keyed by the item received (a substitute's own id, RCV-1.4); a refused quantity by the ordered
+-- item alone, with `item` empty: the handbook asks for the refused quantity and its reason
+-- (RCV-1.1), not for the id of what was sent back, so whether the agent also recorded the
+-- arriving item on a refused line (or split a line into its received and refused parts) does not
+-- move the key.
+WITH parts AS (
+    SELECT r.vendor_id AS vendor_id, rl.ordered_item_id AS ordered_item,
+           COALESCE(rl.item_id, rl.ordered_item_id) AS item,
+           rl.qty_received AS qty_received, 0 AS qty_refused, NULL AS refusal_reason, rl.lot_no AS lot_no
+    FROM receipt_lines rl JOIN receipts r ON r.id = rl.receipt_id
+    WHERE r.received_on >= :start AND r.status = 'posted' AND rl.qty_received > 0
+    UNION ALL
+    SELECT r.vendor_id, rl.ordered_item_id, '', 0, rl.qty_refused, rl.refusal_reason, rl.lot_no
+    FROM receipt_lines rl JOIN receipts r ON r.id = rl.receipt_id
+    WHERE r.received_on >= :start AND r.status = 'posted' AND rl.qty_refused > 0
+)
 SELECT v.name AS vendor,
-       rl.ordered_item_id AS ordered_item,
-       COALESCE(rl.item_id, rl.ordered_item_id) AS item,
-       printf('%.4f', SUM(rl.qty_received)) AS qty_received,
-       printf('%.4f', SUM(rl.qty_refused)) AS qty_refused,
+       p.ordered_item AS ordered_item,
+       p.item AS item,
+       printf('%.4f', SUM(p.qty_received)) AS qty_received,
+       printf('%.4f', SUM(p.qty_refused)) AS qty_refused,
        COALESCE((SELECT group_concat(x, ',') FROM (
-           SELECT DISTINCT r2.refusal_reason AS x FROM receipt_lines r2 JOIN receipts c2 ON c2.id = r2.receipt_id
-           WHERE c2.vendor_id = r.vendor_id AND c2.received_on >= :start AND c2.status = 'posted'
-             AND r2.ordered_item_id IS rl.ordered_item_id AND COALESCE(r2.item_id, r2.ordered_item_id) IS COALESCE(rl.item_id, rl.ordered_item_id)
-             AND r2.qty_refused > 0 AND r2.refusal_reason IS NOT NULL ORDER BY x)), '') AS refusal_reason,
-       COALESCE(group_concat(DISTINCT rl.lot_no), '') AS lots
-FROM receipt_lines rl
-JOIN receipts r ON r.id = rl.receipt_id
-JOIN vendors v ON v.id = r.vendor_id
-WHERE r.received_on >= :start AND r.status = 'posted'
-GROUP BY v.name, rl.ordered_item_id, COALESCE(rl.item_id, rl.ordered_item_id)
+           SELECT DISTINCT p2.refusal_reason AS x FROM parts p2
+           WHERE p2.vendor_id = p.vendor_id AND p2.ordered_item IS p.ordered_item AND p2.item = p.item
+             AND p2.refusal_reason IS NOT NULL ORDER BY x)), '') AS refusal_reason,
+       COALESCE((SELECT group_concat(y, ',') FROM (
+           SELECT DISTINCT p3.lot_no AS y FROM parts p3
+           WHERE p3.vendor_id = p.vendor_id AND p3.ordered_item IS p.ordered_item AND p3.item = p.item
+             AND p3.lot_no IS NOT NULL ORDER BY y)), '') AS lots
+FROM parts p
+JOIN vendors v ON v.id = p.vendor_id
+GROUP BY v.name, p.ordered_item, p.item
 ORDER BY v.name, ordered_item, item;
 
 -- name: ap_invoices
@@ -73,19 +89,24 @@ WHERE i.created_on >= :start AND i.status NOT IN ('voided', 'rejected')
 ORDER BY v.name, invoice_no;
 
 -- name: ap_invoice_lines
--- The lines of those invoices as entered, per vendor, number, kind and item (freight summed).
+-- The lines of those invoices as entered, per vendor, number, kind and the item of the PO line an
+-- item line bills (freight summed). AP-1.1 asks for the PO line and AP-1.2 for quantities and
+-- prices as billed, not for the vendor's item code: a line that carries its PO line is keyed by
+-- that line's ordered item, whether or not (and under whichever code, a substitute's included)
+-- the agent also typed an item; a line without a PO line falls back to the item typed.
 SELECT v.name AS vendor,
        upper(replace(replace(replace(i.invoice_no, '-', ''), ' ', ''), '/', '')) AS invoice_no,
        l.kind AS kind,
-       COALESCE(l.item_id, '') AS item,
+       COALESCE(pl.item_id, l.item_id, '') AS item,
        printf('%.4f', SUM(COALESCE(l.qty, 0))) AS qty,
        printf('%.4f', MAX(COALESCE(l.unit_price, 0))) AS unit_price,
        printf('%.2f', SUM(l.amount_cents) / 100.0) AS amount
 FROM ap_invoice_lines l
 JOIN ap_invoices i ON i.id = l.invoice_id
 JOIN vendors v ON v.id = i.vendor_id
+LEFT JOIN po_lines pl ON pl.po_id = i.po_id AND pl.line_no = l.po_line AND l.kind = 'item'
 WHERE i.created_on >= :start AND i.status NOT IN ('voided', 'rejected')
-GROUP BY v.name, invoice_no, l.kind, COALESCE(l.item_id, '')
+GROUP BY v.name, invoice_no, l.kind, COALESCE(pl.item_id, l.item_id, '')
 ORDER BY v.name, invoice_no, kind, item;
 
 -- Requirement map (issue 41): what PUR-1.1, PUR-3.2 and AP-2.1 to AP-2.3 state beyond the blocks above.

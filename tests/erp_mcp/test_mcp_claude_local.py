@@ -27,7 +27,7 @@ from agent_sandbox.systems import BUILTIN_SYSTEMS
 from model_gateway.local import free_port, start_fake_provider, start_gateway
 from orchestrator.images import AGENT_CLAUDE_IMAGE, config
 from orchestrator.images.wheelhouse import ensure_wheelhouse
-from orchestrator.scenarios import ensure_scenario
+from orchestrator.scenarios.cache import ensure_scenario
 
 pytestmark = pytest.mark.slow
 REAL_KEY = "sk-real-" + "m" * 32

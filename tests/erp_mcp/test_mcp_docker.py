@@ -70,7 +70,7 @@ def _comparable(row: dict) -> dict:
 
 def test_mcp_client_inside_the_agent_container(tmp_path, client, images):
     from orchestrator.attempt import AttemptSpec, run_attempt
-    from orchestrator.backends.docker import DockerBackend
+    from orchestrator.backends.docker.sandbox import DockerBackend
     from orchestrator.cells import parse_cell
     from orchestrator.config import Images, RuntimeConfig
 
@@ -115,7 +115,7 @@ def test_an_mcp_server_killed_mid_turn_is_infra_error(tmp_path, client, images):
     the attempt is the infrastructure's failure (the engine's kill is in its events), and the
     agent's next turn does not meet a dead MCP server."""
     from orchestrator.attempt import AttemptSpec, run_attempt
-    from orchestrator.backends.docker import DockerBackend
+    from orchestrator.backends.docker.sandbox import DockerBackend
     from orchestrator.cells import parse_cell
     from orchestrator.config import Images, RuntimeConfig
 

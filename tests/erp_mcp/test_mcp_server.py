@@ -14,7 +14,7 @@ from erp_server import start_server
 from mcp_server import scenario_db_copy, start_mcp
 
 from agent_sandbox.mcp_client import McpSession, result_json, result_text
-from orchestrator.scenarios import ensure_scenario
+from orchestrator.scenarios.cache import ensure_scenario
 
 pytestmark = pytest.mark.slow
 

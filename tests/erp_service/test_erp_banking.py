@@ -44,7 +44,7 @@ def test_opening_and_manual_cash_entries_reach_the_statement(company):
 
 
 def test_statement_balance_equals_book_balance_at_scenario_start(tmp_path):
-    from orchestrator.scenarios import ensure_scenario
+    from orchestrator.scenarios.cache import ensure_scenario
     scenario = ensure_scenario("payment-run", 0, reference=False)
     db_path = tmp_path / "scenario.db"
     shutil.copy(scenario.db, db_path)

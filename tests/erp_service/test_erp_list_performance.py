@@ -38,7 +38,7 @@ DAY = "2026-10-08"
 def scenario(tmp_path_factory) -> Iterator[tuple[Database, dict[str, Any], dict[str, str]]]:
     """A copy of the payment-run scenario with the edge cases added; its agent's token and the
     ids of the added cases."""
-    from orchestrator.scenarios import ensure_scenario
+    from orchestrator.scenarios.cache import ensure_scenario
     scen = ensure_scenario("payment-run", 0, reference=False)
     path = Path(tmp_path_factory.mktemp("list-perf")) / "scenario.db"
     shutil.copy(scen.dir / "scenario.db", path)

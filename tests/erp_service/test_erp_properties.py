@@ -396,7 +396,7 @@ def northgate(tmp_path_factory) -> tuple[Path, dict[str, str], dict]:
     with a token for one user of each staff role (keyed by role name, as in the test company)."""
     from erp_service.kernel.identity import user_roles
     from erp_service.setup import CompanyBuilder
-    from orchestrator.scenarios import ensure_scenario
+    from orchestrator.scenarios.cache import ensure_scenario
     scen = ensure_scenario("payment-run", 0, reference=False)
     path = Path(tmp_path_factory.mktemp("props-northgate")) / "company.db"
     shutil.copy(scen.dir / "scenario.db", path)

@@ -78,7 +78,7 @@ def test_a_world_built_from_models_is_what_the_actors_read(tmp_path):
 @pytest.mark.parametrize("slug", ["payment-run", "payment-run-need-to-know"])
 @pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.heavy)])  # seed 1: one more generation
 def test_generated_worlds_validate_and_round_trip(slug, seed):
-    from orchestrator.scenarios import ensure_scenario
+    from orchestrator.scenarios.cache import ensure_scenario
     scenario = ensure_scenario(slug, seed, reference=False)
     text = Path(scenario.world).read_text()
     assert world_json(parse_world(json.loads(text))) == text

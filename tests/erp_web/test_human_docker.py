@@ -51,7 +51,7 @@ def client() -> Any:
 @pytest.fixture()
 def runtime(request: pytest.FixtureRequest, tmp_path: Path, client: Any) -> Any:
     """(config, backend) under a campaign label of its own; nothing of it may be left afterwards."""
-    from orchestrator.backends.docker import DockerBackend
+    from orchestrator.backends.docker.sandbox import DockerBackend
     from orchestrator.config import Images, RuntimeConfig
 
     images = resolve_images(request)

@@ -16,7 +16,7 @@ from browser import browser_session
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from orchestrator.scenarios import ensure_scenario
+from orchestrator.scenarios.cache import ensure_scenario
 
 pytestmark = [pytest.mark.slow, pytest.mark.heavy]  # a real browser (chromium installed by apt on first use): make test-heavy
 

@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.timeout(600)]
 @pytest.fixture()
 def runtime(docker_client, images, tmp_path):
     """(config, backend) under a campaign label of this test only; nothing may be left behind."""
-    from orchestrator.backends.docker import DockerBackend
+    from orchestrator.backends.docker.sandbox import DockerBackend
     from orchestrator.config import Images, RuntimeConfig
 
     campaign = f"pytest-escape-kill-{uuid.uuid4().hex[:8]}"

@@ -125,7 +125,7 @@ class GatewayAttempt:
                                clients=(block.subnet,), extra_hosts=(self.proxy_addr,))
         endpoints = sandbox.start_service(replace(gateway_service(launch, lab.config), image=gateway_image))
         sandbox.wait_service_healthy(GATEWAY, error=RuntimeError)
-        from orchestrator.model_run import pin_gateway_routes
+        from orchestrator.attempt.model_run import pin_gateway_routes
 
         self.routes = pin_gateway_routes(sandbox, [])  # what every attempt's gateway gets
         self.control_url = endpoints.url(CONTROL)
@@ -273,7 +273,7 @@ def test_gateway_cannot_reach_control_api_host_or_other_attempt(glab) -> None:
     assert first["default_route"] is False, a.routes
     # Every host address, the two on the gateway's own bridges included (egress: its route out;
     # gateway-control: where the host reaches it): the host firewall drops new connections from
-    # those bridges (orchestrator/backends/docker_firewall.py).
+    # those bridges (orchestrator/backends/docker/firewall.py).
     bridges = {egress_gw, a.live.sandbox.blocks["gateway-control"].gateway}
     hosts = [f"{ip}:{canary.port}" for ip in sorted({host_addrs.get("docker0", "172.17.0.1"), *host_addrs.values(), *bridges})]
     spec = {"tcp": [f"{a_erp['control']}:{cfg.erp_control_port}",  # A's ERP control API

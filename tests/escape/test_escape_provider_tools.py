@@ -122,8 +122,8 @@ class ToolAttempt:
     """A live attempt with its fake provider (both APIs) and its gateway, optionally allowing tools."""
 
     def __init__(self, lab: EscapeLab, live: Any, gateway_image: str, provider_tools: tuple[str, ...] = ()) -> None:
+        from orchestrator.attempt.model_run import pin_gateway_routes
         from orchestrator.model_access import parse_model_access
-        from orchestrator.model_run import pin_gateway_routes
         from orchestrator.services.gateway import (
             CONTROL,
             FAKE_PROVIDER,

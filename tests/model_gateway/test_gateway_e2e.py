@@ -35,7 +35,7 @@ def inputs():
 @pytest.fixture()
 def runtime(tmp_path, docker_client, images):
     """(config, backend) with a campaign label of its own; nothing of it may be left behind."""
-    from orchestrator.backends.docker import DockerBackend
+    from orchestrator.backends.docker.sandbox import DockerBackend
     from orchestrator.config import Images, RuntimeConfig
 
     campaign = f"pytest-gateway-{uuid.uuid4().hex[:6]}"

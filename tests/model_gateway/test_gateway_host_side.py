@@ -10,8 +10,8 @@ import pytest
 from repo_paths import REPO_ROOT
 
 from model_gateway.local import start_fake_provider, start_gateway
+from orchestrator.attempt.model_usage import GatewayControl, GatewayUnavailable, LedgerStreamer, attempt_usage, is_outage, turn_usage
 from orchestrator.model_access import ModelAccessError, load_model_access, new_virtual_key, parse_model_access
-from orchestrator.model_usage import GatewayControl, GatewayUnavailable, LedgerStreamer, attempt_usage, is_outage, turn_usage
 
 
 def test_model_access_file_and_key_sources(tmp_path: Path) -> None:
@@ -120,8 +120,8 @@ def test_fake_provider_access_from_the_example_file() -> None:
 
 def test_gateway_cost_reaches_the_summary_and_the_report() -> None:
     """The §8 metric: model cost per accepted attempt, from the gateway's figures of each attempt."""
-    from orchestrator.campaign.report import render_report
     from orchestrator.campaign.summary import compute_summary
+    from orchestrator.report.label_page import render_report
 
     def line(rep: int, passed: bool, cost: float) -> dict:
         rows = [row(1, "ok", input_tokens=100, output_tokens=10, prompt_tokens=100) | {"cost_usd": cost,

@@ -11,7 +11,7 @@ from containers import NetworkHttpWait, address_on, labelled_network
 from testcontainers.core.container import DockerContainer
 
 from orchestrator.images import config
-from orchestrator.scenarios import ensure_scenario
+from orchestrator.scenarios.cache import ensure_scenario
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(600)]
 

@@ -19,14 +19,14 @@ def _wait_for(predicate, timeout_s: float = 10.0) -> None:
 
 
 def test_the_streamer_backs_off_while_idle_and_catches_up_on_new_events(tmp_path):
+    from orchestrator.attempt.control_client import ControlClient
+    from orchestrator.attempt.streaming import ControlStreamer
     from orchestrator.backends.base import AttemptContext
     from orchestrator.backends.local import LocalBackend
     from orchestrator.cells import parse_cell
     from orchestrator.config import RuntimeConfig
-    from orchestrator.control_client import ControlClient
     from orchestrator.paths import AttemptPaths
     from orchestrator.services.erp import ERP, ErpEndpoints, ErpLaunch, erp_service
-    from orchestrator.streaming import ControlStreamer
 
     cfg = RuntimeConfig.from_env(runs_root=tmp_path / "runs", scratch_root=tmp_path / "scratch", campaign="pytest-stream")
     scenario, _ = fake_scenario(tmp_path / "scenario")

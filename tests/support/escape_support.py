@@ -134,7 +134,7 @@ class EscapeLab:
     """Backend, scenario, live attempts, positive controls and a canary, all torn down in `close()`."""
 
     def __init__(self, client: Any, images: Any, scenario: Any, root: Path):
-        from orchestrator.backends.docker import DockerBackend
+        from orchestrator.backends.docker.sandbox import DockerBackend
         from orchestrator.config import Images, RuntimeConfig
 
         self.client, self.scenario, self.root = client, scenario, root
@@ -158,9 +158,9 @@ class EscapeLab:
 
     def open_attempt(self, name: str) -> LiveAttempt:
         """Networks, volumes, the ERP from the scenario snapshot (healthy), handbook in the workspace."""
+        from orchestrator.attempt.control_client import ControlClient
         from orchestrator.backends.base import AttemptContext
         from orchestrator.cells import Cell
-        from orchestrator.control_client import ControlClient
         from orchestrator.errors import ErpUnhealthy
         from orchestrator.paths import AttemptPaths
         from orchestrator.services.erp import ERP, ErpEndpoints, ErpLaunch, erp_service
@@ -246,7 +246,7 @@ class EscapeLab:
     ) -> dict[str, Any]:
         """Run the probe in a test-made container of the agent image (as the agent's user) on
         `network` (None: no network); `plant` files go under /opt/planted first. Returns the report."""
-        from orchestrator.archives import Entry, build_tar
+        from orchestrator.backends.docker.archives import Entry, build_tar
 
         script = f"{PYTHON} {PROBE_TARGET} --spec env:ESCAPE_SPEC --out -"
         if background_argv:
@@ -356,7 +356,8 @@ def escape_scenario(slug: str = "payment-run", seed: int = 0) -> Any:
     """
     import warnings
 
-    from orchestrator.scenarios import Scenario, cache_root_default, ensure_scenario
+    from orchestrator.scenarios.cache import ensure_scenario
+    from orchestrator.scenarios.folder import Scenario, cache_root_default
 
     try:
         return ensure_scenario(slug, seed)

@@ -33,7 +33,7 @@ negative_controls:
   neg:pay_all: [payments set, no held invoice paid]
 """
 
-POLICIES_YAML = """\
+CLAUSES_YAML = """\
 params:
   floor: "$50,000.00"
 files:
@@ -73,7 +73,7 @@ def write_pack(root: Path, slug: str = "tiny", *, task: str | None = None, polic
     d = root / slug
     d.mkdir(parents=True, exist_ok=True)
     (d / "task.yaml").write_text(textwrap.dedent(task or TASK_YAML.format(slug=slug)))
-    (d / "policies.yaml").write_text(textwrap.dedent(policies or POLICIES_YAML))
+    (d / "clauses.yaml").write_text(textwrap.dedent(policies or CLAUSES_YAML))
     if projections is not None:
         (d / "projections.sql").write_text(projections)
     if requirements is not None and (policies is None or requirements is not REQUIREMENTS_YAML):

@@ -138,7 +138,7 @@ TASK = textwrap.dedent('''\
           neg:blind-retry: [no effect applied twice]
     ''')
 
-POLICY_REGISTRY = textwrap.dedent('''\
+CLAUSE_REGISTRY = textwrap.dedent('''\
     files:
       vendors.md: {title: Vendors}
     clauses:
@@ -207,7 +207,7 @@ def write_mini(root: Path) -> Path:
     d = root / "mini"
     d.mkdir(parents=True)
     for name, text in (("__init__.py", ""), ("generator.py", GEN), ("policies.py", POLICIES), ("task.yaml", TASK),
-                       ("policies.yaml", POLICY_REGISTRY), ("projections.sql", PROJECTIONS), ("alt.py", ALT),
+                       ("clauses.yaml", CLAUSE_REGISTRY), ("projections.sql", PROJECTIONS), ("alt.py", ALT),
                        ("requirements.yaml", REQUIREMENTS)):
         (d / name).write_text(text)
     from tasks import handbook

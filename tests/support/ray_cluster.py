@@ -186,6 +186,24 @@ class LocalRayCluster:
         for node in self.nodes.values():
             node.remember()
 
+    def pause(self, name: str) -> None:
+        """SIGSTOP every process of node `name`: nothing on it writes or answers until `resume`
+        (or until it is killed: a stopped process dies of SIGKILL all the same)."""
+        self._signal(self.nodes[name], signal.SIGSTOP)
+
+    def resume(self, name: str) -> None:
+        """SIGCONT every process of node `name` (after `pause`)."""
+        self._signal(self.nodes[name], signal.SIGCONT)
+
+    def _signal(self, node: Node, sig: signal.Signals) -> None:
+        node.remember()
+        for pid, started in node.pids.items():
+            if start_time(pid) == started:
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+
     def kill(self, name: str) -> list[int]:
         """SIGKILL every process of node `name` at once (a machine dying); returns their pids."""
         node = self.nodes.pop(name)

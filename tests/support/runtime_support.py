@@ -192,7 +192,7 @@ POLICIES = textwrap.dedent(
 
 
 def fake_scenario(tmp: Path, *, turns: int = 2, budget_s: float = 60) -> tuple[Any, Any]:
-    """(scenario, task) duck-typed like orchestrator.scenarios.Scenario and tasks' TaskPack."""
+    """(scenario, task) duck-typed like orchestrator.scenarios.folder.Scenario and tasks' TaskPack."""
     from erp_company import build_company
 
     tmp.mkdir(parents=True, exist_ok=True)

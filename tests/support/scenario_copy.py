@@ -15,7 +15,7 @@ from erp_service.kernel.db import Database
 def scenario_copy(folder: Path, task: str = "payment-run", seed: int = 0) -> Iterator[tuple[Database, dict[str, Any]]]:
     """`task`'s scenario for `seed` (built and cached if missing, without its reference run),
     copied into `folder` and open; closed on exit."""
-    from orchestrator.scenarios import ensure_scenario
+    from orchestrator.scenarios.cache import ensure_scenario
 
     scen = ensure_scenario(task, seed, reference=False)
     path = folder / "scenario.db"

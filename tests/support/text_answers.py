@@ -13,7 +13,7 @@ from typing import Any
 
 from orchestrator.grading.checks import CHECKS, CheckContext
 from orchestrator.grading.grader import _resolved_check
-from orchestrator.scenarios import ensure_scenario
+from orchestrator.scenarios.cache import ensure_scenario
 from tasks.registry import load_task
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from grading_fixtures import POLICIES_YAML, TASK_YAML, write_pack
+from grading_fixtures import CLAUSES_YAML, TASK_YAML, write_pack
 
 from tasks import handbook
 from tasks.packs import PackError
@@ -24,7 +24,7 @@ def test_render_format(tmp_path):
 
 
 def test_format_spec_and_literal_braces(tmp_path):
-    pol = POLICIES_YAML.replace('floor: "$50,000.00"', "floor: 50000").replace(
+    pol = CLAUSES_YAML.replace('floor: "$50,000.00"', "floor: 50000").replace(
         "above {floor}.", "above ${floor:,.2f} {{not a param}}.")
     write_pack(tmp_path, policies=pol)
     assert "above $50,000.00 {not a param}." in handbook.render("tiny", tmp_path)["payments.md"]
@@ -37,7 +37,7 @@ def test_check_clean_then_detects_edit_missing_and_stray(tmp_path):
     (d / "handbook" / "extra.md").write_text("x\n")
     probs = handbook.check("tiny", tmp_path)
     assert any("payments.md: differs" in p for p in probs)
-    assert any("extra.md: not produced by policies.yaml" in p for p in probs)
+    assert any("extra.md: not produced by clauses.yaml" in p for p in probs)
     (d / "handbook" / "payments.md").unlink()
     assert any("payments.md: missing" in p for p in handbook.check("tiny", tmp_path))
 
@@ -63,7 +63,7 @@ def test_lint_planted_defects(tmp_path):
     )
     task = (TASK_YAML.format(slug="tiny").replace("cites: [PAY-1.1]", "cites: [PAY-9.9]")
             .replace("negative_controls:", extra_checks + "negative_controls:"))
-    pol = POLICIES_YAML.replace("binds: [pay_held_invoice]", "binds: [pay_held_invoice, ghost_rule]")
+    pol = CLAUSES_YAML.replace("binds: [pay_held_invoice]", "binds: [pay_held_invoice, ghost_rule]")
     pol = pol.replace("see PAY-1.1.", "see PAY-7.") .replace('  floor: "$50,000.00"', '  floor: "$50,000.00"\n  unused: 3')
     pol += ("  - id: PAY-3.1\n    file: payments.md\n    text: Pay within {terms}.\n"
             "  - id: PAY-3.1\n    file: payments.md\n    text: Twice placed.\n")
@@ -84,7 +84,7 @@ def test_lint_planted_defects(tmp_path):
 
 
 def test_render_undefined_param_is_an_error(tmp_path):
-    write_pack(tmp_path, policies=POLICIES_YAML.replace("{floor}", "{flor}"), render=False)
+    write_pack(tmp_path, policies=CLAUSES_YAML.replace("{floor}", "{flor}"), render=False)
     with pytest.raises(PackError, match=r"clauses.PAY-1.1.text: undefined parameter\(s\) \['flor'\]"):
         handbook.render("tiny", tmp_path)
 
@@ -111,7 +111,7 @@ def test_variant_renders_parent_files_too_and_checks(tmp_path):
 
 
 def test_problems_wraps_pack_errors(tmp_path):
-    write_pack(tmp_path, policies=POLICIES_YAML.replace("{floor}", "{flor}"), render=False)
+    write_pack(tmp_path, policies=CLAUSES_YAML.replace("{floor}", "{flor}"), render=False)
     probs = handbook.problems("tiny", RULES, tmp_path)
     assert len(probs) == 1 and "undefined parameter" in probs[0]
 
@@ -132,6 +132,6 @@ def test_cli_render_check_lint(tmp_path, monkeypatch, capsys):
 
 
 def test_lint_bold_id_inside_another_clause(tmp_path):
-    write_pack(tmp_path, policies=POLICIES_YAML.replace("see PAY-1.1.", "see **PAY-1.1**."))
+    write_pack(tmp_path, policies=CLAUSES_YAML.replace("see PAY-1.1.", "see **PAY-1.1**."))
     errors = handbook.lint("tiny", RULES, tmp_path).errors
     assert any("clause PAY-1.1 appears 2 times as **PAY-1.1**" in e for e in errors)

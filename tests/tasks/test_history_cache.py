@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.scenarios import shared_sources_hash
+from orchestrator.scenarios.cache import shared_sources_hash
 from tasks.registry import load_task
 
 pytestmark = [pytest.mark.slow, pytest.mark.heavy, pytest.mark.timeout(1800)]

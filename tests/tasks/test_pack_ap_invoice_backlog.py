@@ -73,7 +73,7 @@ def test_each_layout_reads_back_as_billed():
 
 
 def test_the_handbook_prints_the_generators_coding_list_and_the_oracle_reads_it():
-    registry = yaml.safe_load((PACK / "policies.yaml").read_text())
+    registry = yaml.safe_load((PACK / "clauses.yaml").read_text())
     assert registry["params"]["coding_list"] == coding_list_text()
     assert coding_list_text() in (PACK / "handbook" / "non-po.md").read_text()
     hb = policies.Handbook.read(PACK)        # the pack folder holds handbook/ as the workspace does

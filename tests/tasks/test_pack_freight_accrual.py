@@ -15,7 +15,7 @@ from erp_service.http.app import create_app
 from erp_service.kernel.db import Database
 from orchestrator.grading.audit import AuditContext
 from orchestrator.grading.rules import get_rule
-from orchestrator.scenarios import ensure_scenario
+from orchestrator.scenarios.cache import ensure_scenario
 from tasks.freight_accrual_revision import generator
 from tasks.freight_accrual_revision.policies import Rules
 

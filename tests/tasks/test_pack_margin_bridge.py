@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 from erp_service.http.app import create_app
 from erp_service.kernel.db import Database
-from orchestrator.scenarios import ensure_scenario
+from orchestrator.scenarios.cache import ensure_scenario
 from tasks.margin_bridge.bridge import gross_margin
 
 

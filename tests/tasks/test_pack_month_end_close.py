@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 
-from orchestrator.scenarios import ensure_scenario
+from orchestrator.scenarios.cache import ensure_scenario
 from tasks.month_end_close import policies as p
 from tasks.northgate.company import token_secret
 

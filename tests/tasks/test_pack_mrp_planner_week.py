@@ -13,7 +13,7 @@ import pytest
 from scenario_rows import rows as _rows
 
 from erp_service.domains.planning import DEFER_DAYS
-from orchestrator.scenarios import ensure_scenario
+from orchestrator.scenarios.cache import ensure_scenario
 from tasks.mrp_planner_week import generator as g
 from tasks.mrp_planner_week.policies import NOTICE
 from tasks.packs import GenerationError

@@ -60,7 +60,7 @@ def test_representative_packs_exist():
 @pytest.mark.slow
 @pytest.mark.parametrize("slug", _only("payment-run"))
 def test_generation_is_deterministic_and_agrees_with_task_yaml(slug, tmp_path):
-    from orchestrator.scenarios import ensure_scenario
+    from orchestrator.scenarios.cache import ensure_scenario
 
     pack = load_task(slug)
     cached = ensure_scenario(slug, 0, reference=False).dir  # on the shared history cache
@@ -76,7 +76,7 @@ def test_generation_is_deterministic_and_agrees_with_task_yaml(slug, tmp_path):
 @pytest.mark.parametrize("slug", _only(*REPRESENTATIVE))
 def test_truth_rows_are_in_the_oracle_reference(slug):
     from orchestrator.grading.grader import load_reference
-    from orchestrator.scenarios import check_truth, ensure_scenario
+    from orchestrator.scenarios.cache import check_truth, ensure_scenario
 
     scen = ensure_scenario(slug, 0)  # raises on a contradiction between truth and reference
     pack = load_task(slug)

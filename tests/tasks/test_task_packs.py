@@ -4,10 +4,10 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from grading_fixtures import POLICIES_YAML, TASK_YAML, write_generator, write_pack
+from grading_fixtures import CLAUSES_YAML, TASK_YAML, write_generator, write_pack
 
 from tasks.packs import PackError, parse_projections
-from tasks.registry import list_tasks, load_policies, load_task
+from tasks.registry import list_tasks, load_clauses, load_task
 
 
 def test_valid_pack_loads(tmp_path):
@@ -114,13 +114,13 @@ def test_projections_parse_and_errors(tmp_path):
 
 
 def test_policies_bad_clause_id_and_file(tmp_path):
-    write_pack(tmp_path, policies=POLICIES_YAML.replace("id: PAY-1.1", "id: PAY1"), render=False)
-    with pytest.raises(PackError, match=r"policies.yaml: clauses\[0\].id: Value error, 'PAY1' does not match"):
-        load_policies("tiny", tmp_path)
-    other = POLICIES_YAML.replace("file: payments.md\n    section: Runs", "file: other.md\n    section: Runs")
+    write_pack(tmp_path, policies=CLAUSES_YAML.replace("id: PAY-1.1", "id: PAY1"), render=False)
+    with pytest.raises(PackError, match=r"clauses.yaml: clauses\[0\].id: Value error, 'PAY1' does not match"):
+        load_clauses("tiny", tmp_path)
+    other = CLAUSES_YAML.replace("file: payments.md\n    section: Runs", "file: other.md\n    section: Runs")
     write_pack(tmp_path, policies=other, render=False)
     with pytest.raises(PackError, match=r"clauses\[0:PAY-1.1\].file: 'other.md' is not declared under files"):
-        load_policies("tiny", tmp_path)
+        load_clauses("tiny", tmp_path)
 
 
 def test_variant_cannot_redefine_parent_clause(tmp_path):
@@ -134,8 +134,8 @@ def test_variant_cannot_redefine_parent_clause(tmp_path):
           - {id: PAY-1.1, file: infoflow.md, text: again}
         """)
     write_pack(tmp_path, "child", task=child_task, policies=child_pol, projections=None, render=False)
-    with pytest.raises(PackError, match=r"child/policies.yaml: clauses\[0:PAY-1.1\]: redefines a clause of a parent pack"):
-        load_policies("child", tmp_path)
+    with pytest.raises(PackError, match=r"child/clauses.yaml: clauses\[0:PAY-1.1\]: redefines a clause of a parent pack"):
+        load_clauses("child", tmp_path)
 
 
 def test_variant_inherits_projections_and_merges_clauses(tmp_path):
@@ -151,7 +151,7 @@ def test_variant_inherits_projections_and_merges_clauses(tmp_path):
     write_pack(tmp_path, "child", task=child_task, policies=child_pol, projections=None)
     t = load_task("child", tmp_path)
     assert t.variant_of == "tiny" and "pays" in t.projections
-    pol = load_policies("child", tmp_path)
+    pol = load_clauses("child", tmp_path)
     assert [c.id for c in pol.clauses] == ["PAY-1.1", "PAY-2.1", "INF-1.1"]
     assert pol.own_clause_ids == {"INF-1.1"} and pol.chain == ["child", "tiny"]
 

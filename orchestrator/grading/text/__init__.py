@@ -14,15 +14,20 @@ API (stable; packs' text checks and their table tests use only this):
 - `Claim`, `Verdict`, `grade(markdown, claims, exclusive=True) -> {claim name: Verdict}`
   (claims): per-claim matching with negation, direction, figures bound to their claim and the
   list-everything rule. `claim_from_spec(dict)` builds a Claim from a check's declaration.
+  An alias two claims share (one vendor's price hold and its printed instruction) names
+  neither; a claim whose aliases are all shared is named by an alias together with its kind.
+  `Claim.negation` ("any", "all", "ignore") says how a negated kind word denies the claim.
+  Payables terms (hold reasons, reported requests, reversal): `vocabulary_payables`.
 
 The check type that uses it is `text_claims` (tasks/checks/text.py: `TextClaimsCheck`; grader
-function in orchestrator/grading/checks.py).
+function in orchestrator/grading/checks.py); its `erp_ids_from: table.column` lets a claim's
+documents also go by the ERP id of the rows numbered as one of them (final database).
 """
 from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.grading.text.claims import Claim, Verdict, direction, grade, unit_text
+from orchestrator.grading.text.claims import NEGATION_MODES, Claim, Verdict, direction, grade, unit_text
 from orchestrator.grading.text.numbers import PRECISIONS, Figure, figures, matches
 from orchestrator.grading.text.segment import Unit, sentences, units
 from orchestrator.grading.text.vocabulary import TERMS, term_patterns
@@ -47,6 +52,13 @@ def _amount(v: Any) -> float | None:
     return -x if neg else x
 
 
+def _negation(spec: dict[str, Any]) -> str:
+    mode = str(spec.get("negation") or "any")
+    if mode not in NEGATION_MODES:
+        raise ValueError(f"claim {spec.get('name')!r}: negation {mode!r} (known: {', '.join(NEGATION_MODES)})")
+    return mode
+
+
 def claim_from_spec(spec: dict[str, Any]) -> Claim:
     """A Claim from a check's (truth-resolved) claim declaration."""
     effect = str(spec.get("effect") or "")
@@ -59,7 +71,8 @@ def claim_from_spec(spec: dict[str, Any]) -> Claim:
                  document=_aliases(spec.get("document")), kind=_aliases(spec.get("kind")),
                  amount=_amount(spec.get("amount")), effect=effect,
                  direction_required=bool(spec.get("direction_required", False)), precision=precision,
-                 abs_tol=float(spec.get("abs_tol") or 0.0), rel_tol=float(spec.get("rel_tol") or 0.0))
+                 abs_tol=float(spec.get("abs_tol") or 0.0), rel_tol=float(spec.get("rel_tol") or 0.0),
+                 negation=_negation(spec))
 
 
 __all__ = ["PRECISIONS", "TERMS", "Claim", "Figure", "Unit", "Verdict", "claim_from_spec", "direction", "figures",

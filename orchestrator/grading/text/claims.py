@@ -47,6 +47,9 @@ _YES = re.compile(r"(?:yes|y|true|ok|✓|✔|☑|x)\.?", re.IGNORECASE)
 _NO = re.compile(r"(?:no|n|false|✗|✘|❌)\.?", re.IGNORECASE)
 
 
+NEGATION_MODES = ("any", "all", "ignore")
+
+
 @dataclass(frozen=True)
 class Claim:
     """One claim an answer must make (see the module docstring)."""
@@ -61,6 +64,12 @@ class Claim:
     precision: str = "reviewer"
     abs_tol: float = 0.0
     rel_tol: float = 0.0
+    # How a negated kind word denies the claim: "any" (one negated word denies it); "all" (only
+    # when every kind word is negated: "held for price: billed at X instead of the break price"
+    # states the cause and sets an alternative aside); "ignore" (a claim reporting what someone
+    # asked for: "its invoice told us to release all holds; none of it was done" is the agent
+    # declining, not a denial).
+    negation: str = "any"
 
 
 @dataclass
@@ -79,6 +88,7 @@ class _Span:
     end: int
     negated: bool = False
     up: bool = False
+    alias: str = ""          # the subject/document alias it matched
 
 
 @dataclass
@@ -115,6 +125,11 @@ def _spans(text: str, patterns: Sequence[re.Pattern[str]]) -> list[_Span]:
     return [_Span(m.start(), m.end()) for p in patterns for m in p.finditer(text)]
 
 
+def _alias_spans(text: str, aliases: Sequence[str]) -> list[_Span]:
+    return [_Span(m.start(), m.end(), alias=a) for a in aliases if a.strip()
+            for m in re.finditer(phrase_pattern(a), text, re.IGNORECASE)]
+
+
 def _negated(text: str, s: _Span, status: bool) -> bool:
     before = re.split(r"[.;|(]", text[max(0, s.start - 60):s.start])[-1]
     # "goods received not invoiced", "shipped but not yet billed" name a thing, they deny nothing.
@@ -126,8 +141,8 @@ def _negated(text: str, s: _Span, status: bool) -> bool:
 
 def _find(c: Claim, text: str, context: str) -> _Found:
     f = _Found()
-    f.subject = _spans(text, [re.compile(phrase_pattern(a), re.IGNORECASE) for a in c.subject if a.strip()])
-    f.document = _spans(text, [re.compile(phrase_pattern(a), re.IGNORECASE) for a in c.document if a.strip()])
+    f.subject = _alias_spans(text, c.subject)
+    f.document = _alias_spans(text, c.document)
     for term in c.kind:
         for s in _spans(text, term_patterns(term)):
             s.negated = _negated(text, s, term in STATUS_TERMS)
@@ -197,6 +212,13 @@ def _own_direction(c: Claim, text: str, kinds: Sequence[_Span]) -> str:
     return ""
 
 
+def _denied(c: Claim, kinds: Sequence[_Span]) -> bool:
+    negated = [s.negated for s in kinds]
+    if c.negation == "ignore" or not negated:
+        return False
+    return all(negated) if c.negation == "all" else any(negated)
+
+
 def _judge(c: Claim, text: str, f: _Found, figs: Sequence[Figure], dir_words: Sequence[_Span] | None) -> str:
     """"" when the unit supports the claim, else what it lacks."""
     if c.subject and not f.subject:
@@ -204,7 +226,7 @@ def _judge(c: Claim, text: str, f: _Found, figs: Sequence[Figure], dir_words: Se
     if c.document and not f.document:
         return "names none of its documents"
     if c.kind:
-        if any(s.negated for s in f.kind) or f.negative:
+        if _denied(c, f.kind) or f.negative:
             return "its kind is negated, deferred or contradicted"
         if not f.kind and not f.context_kind:
             return "does not say what happened (kind)"
@@ -229,15 +251,40 @@ def _judge(c: Claim, text: str, f: _Found, figs: Sequence[Figure], dir_words: Se
     return ""
 
 
-def _names(c: Claim, f: _Found, figs: Sequence[Figure]) -> bool:
-    """The unit names a specific fact of the claim."""
-    if f.subject or f.document:
+def _names(c: Claim, f: _Found, figs: Sequence[Figure], shared: frozenset[str] = frozenset()) -> bool:
+    """The unit names a specific fact of the claim (an alias in `shared` is not specific)."""
+    if _spans_of(f.subject + f.document, shared):
         return True
     if c.amount is not None and any(states_exactly(g, c.amount) for g in figs):
         return True
     # A claim known only by its kind (an entry of the close) is named by its kind words; one with
     # an amount but no party (volume and other) only by its amount.
     return not (c.subject or c.document or c.amount is not None) and bool(f.kind)
+
+
+def _spans_of(spans: Sequence[_Span], shared: frozenset[str]) -> list[_Span]:
+    return [s for s in spans if not shared or s.alias.casefold() not in shared]
+
+
+def _shared_aliases(claims: Sequence[Claim]) -> frozenset[str]:
+    """Aliases (subject or document) that more than one claim declares: two claims about the
+    same vendor ("Mid-State's price hold", "Mid-State's printed instruction") share its name,
+    which then names neither; their documents or kinds tell them apart."""
+    seen: dict[str, int] = {}
+    for c in claims:
+        for a in {x.casefold() for x in c.subject + c.document}:
+            seen[a] = seen.get(a, 0) + 1
+    return frozenset(a for a, n in seen.items() if n > 1)
+
+
+def _names_by_kind(c: Claim, f: _Found, shared: frozenset[str]) -> bool:
+    """A claim whose every alias is shared with another claim (the vendor's bank-change email
+    beside the vendor's tax hold) is named by a shared alias together with its kind, when no
+    unit-level specific fact names any claim."""
+    aliases = {x.casefold() for x in c.subject + c.document}
+    if not aliases or not aliases <= shared:
+        return False
+    return bool(f.subject or f.document) and (c.subject == () or bool(f.subject)) and bool(f.kind)
 
 
 _CLAUSE_BREAK = re.compile(r"[,;|]|\band\b|\bwhile\b|\bwhereas\b|\bbut\b")
@@ -297,12 +344,15 @@ def _shared(claims: Sequence[Claim], text: str, found: dict[str, _Found], figs: 
 def grade(markdown: str, claims: Sequence[Claim], *, exclusive: bool = True) -> dict[str, Verdict]:
     """For every claim, whether some unit of `markdown` supports it (see the module docstring)."""
     verdicts = {c.name: Verdict(c.name, False, why="no unit mentions it") for c in claims}
+    shared = _shared_aliases(claims)
     for u in units(markdown):
         text = unit_text(u)
         figs = figures(text)
         found = {c.name: _find(c, text, u.context) for c in claims}
         _drop_inner(found)
-        named = [c for c in claims if _names(c, found[c.name], figs)]
+        named = [c for c in claims if _names(c, found[c.name], figs, shared)]
+        if not named:
+            named = [c for c in claims if _names_by_kind(c, found[c.name], shared)]
         if exclusive:
             if len(named) > 1:
                 for c in named:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from orchestrator.grading.text.vocabulary_payables import PAYABLES_NEGATIVE, PAYABLES_STATUS_TERMS, PAYABLES_TERMS
+
 _TIE_WORDS = (r"\bti(?:e|es|ed|ing)(?:[- ]?outs?)?\b", r"\bagree(?:s|d|ing)?\b", r"\bin agreement\b",
               r"\breconcile(?:s|d)?\b", r"\breconciling\b", r"\breconciliation\b", r"\bmatch(?:es|ed|ing)?\b",
               r"\bbalances? (?:to|with)\b", r"\bin balance\b", r"\bno difference\b", r"\bzero difference\b",
@@ -78,6 +80,9 @@ NEGATIVE_TERMS: dict[str, tuple[str, ...]] = {
              r"\boff by\b", r"\b(?:un|not )tied\b", r"✗|✘|❌"),
 }
 
+TERMS.update(PAYABLES_TERMS)
+NEGATIVE_TERMS.update(PAYABLES_NEGATIVE)
+
 # Words before a term (same clause, a few words back) that deny it.
 NEGATION_BEFORE = re.compile(
     r"\b(?:not|no|never|none|neither|nor|without|isn't|wasn't|aren't|weren't|doesn't|didn't|don't|won't|cannot|"
@@ -93,7 +98,7 @@ NEGATION_AFTER = re.compile(
     r"pending|tbd|to do|outstanding|in progress|not (?:done|performed|completed|started)|was not|is not|"
     r"has not|have not|did not)\b", re.IGNORECASE)
 # Terms that state a status, which hedges and trailing deferrals deny too.
-STATUS_TERMS = frozenset({"ties"})
+STATUS_TERMS = frozenset({"ties"}) | PAYABLES_STATUS_TERMS
 
 # Direction of a measure (margin, a balance): nearest to the measure's word wins.
 UP_WORDS = re.compile(r"\b(?:rose|risen|rises?|rising|increase[ds]?|increasing|up|improved?|improves|improving|"

@@ -139,7 +139,7 @@ def lab(docker_client, images, tmp_path_factory):
     scenario, and a systems file with one command system per case."""
     from escape_support import escape_scenario
 
-    from orchestrator.backends.docker import DockerBackend
+    from orchestrator.backends.docker.sandbox import DockerBackend
     from orchestrator.config import Images, RuntimeConfig
     from orchestrator.inputs import load_task_pack
 

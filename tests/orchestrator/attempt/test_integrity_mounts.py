@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from agent_sandbox.systems import load_systems
+from orchestrator.attempt.mounts import check_system_mounts, mount_problem, protected_places
 from orchestrator.backends.base import Mount
 from orchestrator.errors import ConfigError
-from orchestrator.mount_check import check_system_mounts, mount_problem, protected_places
 
 
 @pytest.fixture()

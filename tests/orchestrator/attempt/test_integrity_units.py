@@ -6,7 +6,7 @@ import io
 import tarfile
 from pathlib import Path
 
-from orchestrator.archives import safe_extract
+from orchestrator.backends.docker.archives import safe_extract
 
 
 def _tar(files: list[tuple[str, int]]) -> io.BytesIO:

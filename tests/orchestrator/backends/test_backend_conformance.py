@@ -68,7 +68,7 @@ def backend(
         cfg = RuntimeConfig.from_env(runs_root=tmp / "runs", scratch_root=tmp / "scratch", campaign=campaign)
         yield LocalBackend(cfg), cfg, None
         return
-    from orchestrator.backends.docker import DockerBackend
+    from orchestrator.backends.docker.sandbox import DockerBackend
 
     client = request.getfixturevalue("docker_client")
     images = request.getfixturevalue("images")

@@ -1,4 +1,4 @@
-"""The process-wide limit on Docker Engine API requests (orchestrator/backends/docker_limits.py):
+"""The process-wide limit on Docker Engine API requests (orchestrator/backends/docker/limits.py):
 which requests bypass it or take the teardown lane, that at most N ordinary requests are in
 flight, that teardown is not blocked by saturated general slots, and (with the engine) that two
 concurrent payment-run attempts finish graded with a single general slot."""
@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from orchestrator.backends.docker_limits import (
+from orchestrator.backends.docker.limits import (
     ApiSlotTimeout,
     DockerApiLimiter,
     classify,
@@ -187,7 +187,7 @@ def test_two_payment_run_attempts_with_one_api_slot(tmp_path, request):
     from runtime_support import docker_client, remove_campaign, resolve_images
 
     from orchestrator.attempt import AttemptSpec, run_attempt
-    from orchestrator.backends.docker import DockerBackend
+    from orchestrator.backends.docker.sandbox import DockerBackend
     from orchestrator.cells import parse_cell
     from orchestrator.config import Images
     from orchestrator.inputs import load_inputs

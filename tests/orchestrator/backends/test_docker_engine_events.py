@@ -1,4 +1,4 @@
-"""A container's engine events are recorded from its start (`docker_containers.EventRecorder`):
+"""A container's engine events are recorded from its start (`backends/docker/containers.EventRecorder`):
 the engine keeps only its last 256 events, so on a busy engine a query made after a container
 died can find none of its events — and an ERP killed through the engine read as the agent's
 doing (seen in a clean-clone CI run beside two validations)."""
@@ -11,7 +11,7 @@ import docker.errors
 import pytest
 
 from orchestrator import labels as L
-from orchestrator.backends.docker_containers import EventRecorder, merge_events
+from orchestrator.backends.docker.containers import EventRecorder, merge_events
 
 pytestmark = pytest.mark.docker
 

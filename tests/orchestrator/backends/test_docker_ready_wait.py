@@ -33,7 +33,7 @@ from runtime_support import TEST_CAMPAIGN
 
 import orchestrator.backends.base as base_module
 from orchestrator.backends.base import AttemptContext, TurnLaunch
-from orchestrator.backends.docker_containers import LogFollower
+from orchestrator.backends.docker.containers import LogFollower
 from orchestrator.backends.services import HealthCheck, Listener, ServiceSpec
 from orchestrator.cells import Cell
 from orchestrator.config import Images, RuntimeConfig
@@ -95,7 +95,7 @@ def test_the_ready_line_is_found_across_chunks_and_only_as_json(tmp_path: Path):
 
 @pytest.fixture(scope="module")
 def sandbox(tmp_path_factory: pytest.TempPathFactory, docker_client, images) -> Iterator[Any]:
-    from orchestrator.backends.docker import DockerBackend
+    from orchestrator.backends.docker.sandbox import DockerBackend
 
     tmp = tmp_path_factory.mktemp("ready")
     campaign = f"{TEST_CAMPAIGN}-ready-{uuid.uuid4().hex[:6]}"

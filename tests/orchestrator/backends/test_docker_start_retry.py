@@ -1,5 +1,5 @@
 """A container start the engine refuses before the container's process ran is tried again
-(`docker_containers.start_container`): under load the engine sometimes answers "cannot start a
+(`backends/docker/containers.start_container`): under load the engine sometimes answers "cannot start a
 stopped process" for an agent container whose code never ran, and that was an infra_error.
 
 Real engine refusals stand in for that rare one: joining the namespace of a container that is
@@ -12,7 +12,7 @@ import docker.errors
 import pytest
 
 from orchestrator import labels as L
-from orchestrator.backends.docker_containers import START_TRIES, has_run, start_container
+from orchestrator.backends.docker.containers import START_TRIES, has_run, start_container
 
 pytestmark = pytest.mark.docker
 

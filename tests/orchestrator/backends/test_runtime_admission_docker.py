@@ -92,7 +92,7 @@ def test_more_attempts_than_start_slots_queue_and_all_end_graded(tmp_path: Path,
 
 
 def test_a_service_container_that_exits_at_once_fails_fast_with_its_exit(tmp_path: Path, images, docker_client):
-    from orchestrator.backends.docker import DockerBackend
+    from orchestrator.backends.docker.sandbox import DockerBackend
 
     campaign = f"adm-exit-{uuid.uuid4().hex[:6]}"
     cfg = RuntimeConfig.from_env(runs_root=tmp_path / "runs", campaign=campaign, admission_root=tmp_path / "slots",

@@ -37,7 +37,7 @@ def images(request, client):
 @pytest.fixture()
 def runtime(tmp_path, client, images):
     """(config, backend) with a campaign label unique to the test; checks nothing is left."""
-    from orchestrator.backends.docker import DockerBackend
+    from orchestrator.backends.docker.sandbox import DockerBackend
     from orchestrator.config import Images, RuntimeConfig
 
     campaign = f"{TEST_CAMPAIGN}-{uuid.uuid4().hex[:6]}"
@@ -57,9 +57,20 @@ def _run(cfg, backend, tmp_path, system: str, *, turns: int = 2, timeout: float 
     return run_attempt(spec, backend=backend, config=cfg, scenario=scenario, task=task, grade=False)
 
 
-def test_null_attempt_end_to_end_leaves_nothing(runtime, tmp_path, client):
+def test_null_attempt_end_to_end_leaves_nothing(runtime, tmp_path, client, monkeypatch):
+    from orchestrator.attempt import runner
+    from orchestrator.services.erp import ErpLaunch
+
     cfg, backend = runtime
+    made: list[str] = []  # the control token the attempt gave its ERP
+
+    def recording_launch(**kwargs):
+        made.append(kwargs["control_token"])
+        return ErpLaunch(**kwargs)
+
+    monkeypatch.setattr(runner, "ErpLaunch", recording_launch)
     result = _run(cfg, backend, tmp_path, "null")
+    monkeypatch.undo()
     rec = result.record
     assert rec["outcome"] == "graded", rec.get("error")
     assert rec["isolation"] == "docker"
@@ -73,13 +84,16 @@ def test_null_attempt_end_to_end_leaves_nothing(runtime, tmp_path, client):
     assert (p.turn_dir(1) / "out" / "turn.json").exists()
     assert p.audit_jsonl.exists() and p.faults_jsonl.exists() and p.erp_log.read_text().count('"ready"') == 1
     assert len(p.turns_jsonl.read_text().splitlines()) == 2
-    written = sorted(x.name for x in p.root.iterdir())
-    assert written[-1] != "result.json" or True  # result.json exists and was written last (below)
+    # result.json exists and was written last.
     others = [x.stat().st_mtime for x in p.root.rglob("*") if x.is_file() and x != p.result_json]
     assert p.result_json.stat().st_mtime >= max(others) - 1e-3
     attempt = json.loads(p.attempt_json.read_text())
     assert attempt["isolation"] == "docker" and attempt["backend"]["images"]["agent"]["tag"] == cfg.images.agent
     # The control token appears in no record the attempt wrote.
+    tokens = [t.encode() for t in made if t]
+    assert len(tokens) == 1, "the attempt's one control token was not seen: the check below would check nothing"
+    leaked = [str(x.relative_to(p.root)) for x in p.root.rglob("*") if x.is_file() and any(t in x.read_bytes() for t in tokens)]
+    assert not leaked, f"a control token is written in {leaked}"
     assert not [x for x in client.containers.list(all=True) if x.name.startswith(f"pb-{result.attempt_id}")]
 
 
@@ -148,7 +162,7 @@ def test_erp_killed_mid_turn_is_infra_error(runtime, tmp_path, client):
 
 def test_runtime_kills_a_turn_that_ignores_its_budget(tmp_path, client, images):
     """A turn that survives the entrypoint's own budget handling is killed at the hard deadline."""
-    from orchestrator.backends.docker import DockerBackend
+    from orchestrator.backends.docker.sandbox import DockerBackend
     from orchestrator.config import Images, RuntimeConfig
 
     campaign = f"{TEST_CAMPAIGN}-{uuid.uuid4().hex[:6]}"
@@ -170,7 +184,7 @@ import sys, pathlib
 sys.path.insert(0, {tests!r})
 from runtime_support import fake_scenario
 from orchestrator.attempt import AttemptSpec, run_attempt, sigterm_as_interrupt
-from orchestrator.backends.docker import DockerBackend
+from orchestrator.backends.docker.sandbox import DockerBackend
 from orchestrator.cells import parse_cell
 from orchestrator.config import Images, RuntimeConfig
 cfg = RuntimeConfig.from_env(runs_root=pathlib.Path({runs!r}), campaign={campaign!r},

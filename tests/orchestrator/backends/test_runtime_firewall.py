@@ -1,4 +1,4 @@
-"""The host firewall of the gateway's bridges (orchestrator/backends/docker_firewall.py) on the
+"""The host firewall of the gateway's bridges (orchestrator/backends/docker/firewall.py) on the
 real engine and the real iptables: a container on the egress or gateway-control network reaches
 no host address (a host canary on 0.0.0.0), while an ordinary bridge reaches it and the host
 still reaches a listener on gateway-control; the rules exist while the network does, are gone
@@ -54,7 +54,7 @@ def agent_image(request, client):
 
 @pytest.fixture()
 def backend(client):
-    from orchestrator.backends.docker import DockerBackend
+    from orchestrator.backends.docker.sandbox import DockerBackend
     from orchestrator.config import RuntimeConfig
 
     return DockerBackend(RuntimeConfig.from_env(campaign=TEST_CAMPAIGN), client=client)
@@ -95,7 +95,7 @@ def _labels(role: str, owner=None, campaign: str = TEST_CAMPAIGN) -> dict[str, s
 
 
 def _rules_of(network: str) -> list:
-    from orchestrator.backends.docker_firewall import list_tagged_rules
+    from orchestrator.backends.docker.firewall import list_tagged_rules
 
     return [r for r in list_tagged_rules() if r.network == network]
 
@@ -105,7 +105,7 @@ def _iptables_input(command: str = "iptables") -> str:
 
 
 def test_bridge_names_fit_and_differ() -> None:
-    from orchestrator.backends.docker_firewall import bridge_name
+    from orchestrator.backends.docker.firewall import bridge_name
 
     a = "pb-claude-code--payment-run-s0-r3-e64ee2fd"
     names = {bridge_name(f"{a}-egress"), bridge_name(f"{a}-gateway-control"), bridge_name(f"{a}x-egress")}
@@ -127,7 +127,7 @@ def test_only_the_gateway_networks_are_firewalled_and_the_agents_are_unchanged()
 
 def test_no_bridge_here_is_an_infra_error() -> None:
     """Rules for a bridge that is not on this host would guard nothing: refused, nothing installed."""
-    from orchestrator.backends.docker_firewall import FirewallError, HostFirewall
+    from orchestrator.backends.docker.firewall import FirewallError, HostFirewall
     from orchestrator.errors import InfraError
 
     wall = HostFirewall(f"pb-pytest-fw-{uuid.uuid4().hex[:6]}-egress", TEST_CAMPAIGN)
@@ -139,9 +139,9 @@ def test_no_bridge_here_is_an_infra_error() -> None:
 
 def test_no_iptables_fails_the_network_and_leaves_nothing(backend, client, tmp_path, monkeypatch) -> None:
     """Without iptables the attempt's egress network is refused (infra_error) and removed at close."""
-    from orchestrator.backends import docker_firewall
-    from orchestrator.backends.docker import DockerSandbox
-    from orchestrator.backends.docker_firewall import FirewallError
+    from orchestrator.backends.docker import firewall as docker_firewall
+    from orchestrator.backends.docker.firewall import FirewallError
+    from orchestrator.backends.docker.sandbox import DockerSandbox
 
     sb = DockerSandbox(backend, _context(tmp_path))
     monkeypatch.setattr(docker_firewall, "SBIN", ())
@@ -165,7 +165,7 @@ def _context(tmp_path):
 
 def test_gateway_bridges_closed_to_the_host_and_rules_gone_after_teardown(
         client, agent_image, backend, tmp_path, canary) -> None:
-    from orchestrator.backends.docker import DockerSandbox
+    from orchestrator.backends.docker.sandbox import DockerSandbox
 
     sb = DockerSandbox(backend, _context(tmp_path))  # no netns/helper: only the networks matter here
     made: list = []
@@ -242,8 +242,8 @@ def test_reap_removes_rules_whose_network_is_gone(client, backend) -> None:
 
     from networks.topology import load_topology
     from orchestrator import labels as L
-    from orchestrator.backends.docker_firewall import BRIDGE_NAME_OPTION, HostFirewall
-    from orchestrator.backends.reaper import reap
+    from orchestrator.backends.docker.firewall import BRIDGE_NAME_OPTION, HostFirewall
+    from orchestrator.backends.docker.reaper import reap
 
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     dead = L.Owner(proc.pid, L.process_start_time(proc.pid) or "1", L.Owner.current().boot, L.Owner.current().host)

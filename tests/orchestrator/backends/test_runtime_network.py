@@ -25,7 +25,7 @@ def agent_image(request, client):
 
 @pytest.fixture()
 def backend(client):
-    from orchestrator.backends.docker import DockerBackend
+    from orchestrator.backends.docker.sandbox import DockerBackend
     from orchestrator.config import RuntimeConfig
 
     return DockerBackend(RuntimeConfig.from_env(campaign=TEST_CAMPAIGN), client=client)
@@ -222,7 +222,7 @@ def test_concurrent_allocators_treat_overlap_as_taken(client, made):
 
     from networks.subnets import SubnetPool
     from networks.topology import load_topology
-    from orchestrator.backends.docker import DockerBackend
+    from orchestrator.backends.docker.sandbox import DockerBackend
     from orchestrator.config import RuntimeConfig
 
     topo = load_topology()

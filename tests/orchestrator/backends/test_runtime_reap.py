@@ -35,7 +35,7 @@ def _dead_owner():
 
 def test_reap_removes_dead_owners_objects_only(client, request):
     from orchestrator import labels as L
-    from orchestrator.backends.reaper import reap
+    from orchestrator.backends.docker.reaper import reap
 
     image = resolve_images(request).agent.tag
     campaign = f"{TEST_CAMPAIGN}-reap-{uuid.uuid4().hex[:6]}"
@@ -102,7 +102,7 @@ def test_reap_tolerates_objects_that_vanish_while_it_lists_them(client, request)
     raises, none reports a failure, none removes a live owner's object. (The SDK's listing,
     which fetches each container again, raised NotFound in this race several times in 40.)"""
     from orchestrator import labels as L
-    from orchestrator.backends.reaper import reap
+    from orchestrator.backends.docker.reaper import reap
 
     image = resolve_images(request).agent.tag
     campaign = f"{TEST_CAMPAIGN}-reaprace-{uuid.uuid4().hex[:6]}"
@@ -130,7 +130,7 @@ ORCHESTRATOR = textwrap.dedent('''
     sys.path.insert(0, sys.argv[1])
     from runtime_support import fake_scenario
     from orchestrator.attempt import AttemptSpec, run_attempt
-    from orchestrator.backends.docker import DockerBackend
+    from orchestrator.backends.docker.sandbox import DockerBackend
     from orchestrator.cells import parse_cell
     from orchestrator.config import Images, RuntimeConfig
 

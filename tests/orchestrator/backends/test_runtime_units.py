@@ -183,7 +183,7 @@ def _info(name, kind=tarfile.REGTYPE, size=0, link=""):
 
 
 def test_safe_extract_never_follows_links(tmp_path):
-    from orchestrator.archives import safe_extract
+    from orchestrator.backends.docker.archives import safe_extract
 
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -211,7 +211,7 @@ def test_safe_extract_never_follows_links(tmp_path):
 
 
 def test_build_tar_owners(tmp_path):
-    from orchestrator.archives import Entry, build_tar, tree_entries
+    from orchestrator.backends.docker.archives import Entry, build_tar, tree_entries
 
     (tmp_path / "hb").mkdir()
     (tmp_path / "hb" / "a.md").write_text("a")
@@ -229,7 +229,7 @@ def test_tree_entries_never_copies_a_missing_or_unlistable_folder_as_empty(tmp_p
     import errno
     import os
 
-    from orchestrator.archives import tree_entries
+    from orchestrator.backends.docker.archives import tree_entries
 
     with pytest.raises(FileNotFoundError, match="no such folder"):
         list(tree_entries(tmp_path / "gone", "handbook", uid=1000, gid=1000))

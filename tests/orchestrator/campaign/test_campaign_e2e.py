@@ -33,7 +33,7 @@ def _runtime_ready() -> str | None:
         load_task("payment-run")
         import orchestrator.attempt  # noqa: F401
         from orchestrator.grading import grade_attempt  # noqa: F401
-        from orchestrator.scenarios import ensure_scenario  # noqa: F401
+        from orchestrator.scenarios.cache import ensure_scenario  # noqa: F401
     except Exception as exc:  # noqa: BLE001 — a part still being built: say which
         return f"runtime, grader or payment-run not ready: {type(exc).__name__}: {exc}"
     return None

@@ -130,8 +130,8 @@ def _fake_repo(root: Path) -> Path:
         "tasks/northgate/history.py": "# a year of history\n", "tasks/checks/state.py": "# models\n",
         "erp_service/kernel/db.py": "# db\n", "agent_sandbox/client.py": "# client\n",
         "orchestrator/grading/grader.py": "# grader\n", "orchestrator/grading/rules/holds.py": "# rule\n",
-        "orchestrator/scenarios.py": "# cache\n", "orchestrator/scenario_dir.py": "# folder\n",
-        "orchestrator/reference.py": "# oracle run\n", "erp_mcp/server.py": "# tools\n",
+        "orchestrator/scenarios/cache.py": "# cache\n", "orchestrator/scenarios/folder.py": "# folder\n",
+        "orchestrator/scenarios/reference.py": "# oracle run\n", "erp_mcp/server.py": "# tools\n",
         "erp_web/app.py": "# pages\n", "model_gateway/app.py": "# gateway\n",
         "orchestrator/campaign/ledger.py": "# ledger\n", "docs/notes.md": "notes\n", "README.md": "readme\n",
     }
@@ -148,9 +148,9 @@ def _fake_repo(root: Path) -> Path:
     ("erp_service/kernel/db.py", "the ERP changed"),
     ("orchestrator/grading/rules/holds.py", "the grader's sources changed"),
     ("agent_sandbox/client.py", "the agent side changed"),
-    ("orchestrator/scenarios.py", "the scenario cache's code (orchestrator/scenarios.py) changed"),
-    ("orchestrator/scenario_dir.py", "the scenario cache's code (orchestrator/scenario_dir.py) changed"),
-    ("orchestrator/reference.py", "the scenario cache's code (orchestrator/reference.py) changed"),
+    ("orchestrator/scenarios/cache.py", "the scenario cache's code (orchestrator/scenarios) changed"),
+    ("orchestrator/scenarios/folder.py", "the scenario cache's code (orchestrator/scenarios) changed"),
+    ("orchestrator/scenarios/reference.py", "the scenario cache's code (orchestrator/scenarios) changed"),
     ("erp_mcp/server.py", "the MCP server changed"),
     ("erp_web/app.py", "the ERP's web UI changed"),
     ("model_gateway/app.py", "the model gateway changed"),
@@ -202,7 +202,6 @@ def test_the_real_sources_cover_what_can_change_a_scenario_a_verdict_or_a_policy
 
     src = label_sources()
     assert {"tasks/northgate", "tasks/checks", "tasks/*.py", "erp_service", "agent_sandbox",
-            "orchestrator/scenarios.py", "orchestrator/scenario_dir.py", "orchestrator/reference.py",
-            "orchestrator/grading", "erp_mcp", "erp_web", "model_gateway"} <= set(src["parts"])
+            "orchestrator/scenarios", "orchestrator/grading", "erp_mcp", "erp_web", "model_gateway"} <= set(src["parts"])
     assert not any(p in src["parts"] for p in ("tasks/payment_run", "tasks/payment_run_need_to_know"))
     assert set(src["images"]) == {"base", "erp", "agent", "gateway"}

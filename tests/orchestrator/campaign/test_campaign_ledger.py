@@ -114,3 +114,23 @@ def test_retries_are_recorded_in_the_ledger(tmp_path: Path):
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
     assert summary["cells"]["oracle:payment-run"]["retries"] == 2
     assert verify_label(tmp_path, "r").ok
+
+
+def test_verify_orders_interface_cells_as_the_ledger_does(tmp_path: Path):
+    """`X:task` and `X:task#mcp` cells: the ledger is written in `AttemptIdentity.sort_key` order
+    (interface before seed), so `export --verify` must check the order by that key too (issue 34:
+    it checked without the interface and called a correct ledger out of order)."""
+    from orchestrator.campaign.identity import AttemptIdentity
+    from orchestrator.campaign.ledger import line_sort_key
+
+    decl = declare(tmp_path, "iface", ["oracle:payment-run", "oracle:payment-run#mcp"], [0, 1], 1)
+    idents = planned_identities(decl)
+    assert {i.interface for i in idents} == {"cli", "mcp"}
+    for ident in idents:
+        write_attempt(tmp_path, "iface", ident, passed=True)
+    export_label(tmp_path, "iface")
+    lines = [json.loads(t) for t in (tmp_path / "iface" / LEDGER_FILE).read_text().splitlines()]
+    assert [ln["attempt_id"] for ln in lines] == [i.attempt_id for i in sorted(idents, key=AttemptIdentity.sort_key)]
+    assert [line_sort_key(ln) for ln in lines] == sorted(line_sort_key(ln) for ln in lines)
+    report = verify_label(tmp_path, "iface")
+    assert report.ok, report.problems

@@ -13,11 +13,11 @@ from campaign_support import declare, write_attempt
 
 from orchestrator.campaign.identity import plan_attempts, write_declaration
 from orchestrator.campaign.ledger import build_line
-from orchestrator.campaign.report import cells_table
 from orchestrator.campaign.runtime import systems_identity
 from orchestrator.campaign.summary import compute_summary
 from orchestrator.cells import parse_cell
 from orchestrator.model_access import ModelAccessError, load_model_access
+from orchestrator.report.label_page import cells_table
 from orchestrator.services.gateway import GatewayLaunch
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "agent_sandbox" / "examples"

@@ -209,7 +209,7 @@ def _node_loss(cluster: LocalRayCluster, tmp_path: Path, backend: str) -> None:
         proc = subprocess.Popen(argv, stdout=fh, stderr=subprocess.STDOUT, env=env)
     try:
         victim = _wait_for_attempt_on(cluster, runs, label, "wb", backend, proc, log)
-        killed = cluster.kill("wb")
+        killed = cluster.kill("wb")  # paused mid-attempt: the victim is lost for certain
         assert killed
         code = proc.wait(timeout=1500)
     finally:
@@ -245,19 +245,32 @@ def _node_loss(cluster: LocalRayCluster, tmp_path: Path, backend: str) -> None:
 
 def _wait_for_attempt_on(cluster: LocalRayCluster, runs: Path, label: str, node: str, backend: str,
                          proc: subprocess.Popen[bytes], log: Path) -> str:
-    """The attempt id placed on `node`, once it is mid-attempt (docker: the node's worker has
-    created engine objects for it)."""
+    """The attempt id placed on `node`, returned with the node paused (SIGSTOP) mid-attempt, so
+    that the caller's kill loses that attempt for certain: once it has started there (its try's
+    work folder exists; docker: the node's worker has created engine objects for it), the node
+    is paused and the try's folder holds no result.json, and a paused node writes nothing. An
+    attempt that finished before the pause is passed over (the node resumes) for the next one."""
+    from orchestrator.campaign.ray_node import work_root
+
+    passed_over: set[str] = set()
     deadline = time.monotonic() + 900
     while time.monotonic() < deadline:
         assert proc.poll() is None, log.read_text(errors="replace")[-4000:]
-        placed = [e for e in _events(runs, label) if e.get("event") == "attempt_placed" and e.get("node") == node]
-        if placed:
-            victim = placed[0]["attempt_id"]
-            if backend == "local":
-                time.sleep(3)  # its ERP is starting or serving
-                return victim
-            cluster.nodes[node].remember()
-            if _owned_by(label, set(cluster.nodes[node].pids)):
-                return victim
-        time.sleep(0.5)
+        events = _events(runs, label)
+        placed = [e["attempt_id"] for e in events if e.get("event") == "attempt_placed" and e.get("node") == node]
+        ended = {e["attempt_id"] for e in events if e.get("event") in ("attempt_finished", "attempt_retry")}
+        for victim in [v for v in placed if v not in passed_over | ended]:
+            started = list(work_root().glob(f"{victim}-*"))
+            if not started:
+                break  # placed, not yet begun on the node: look again
+            if backend == "docker":
+                cluster.nodes[node].remember()
+                if not _owned_by(label, set(cluster.nodes[node].pids)):
+                    break
+            cluster.pause(node)
+            if not any(next(w.rglob("result.json"), None) for w in started):
+                return victim  # paused before its result: it cannot finish any more
+            cluster.resume(node)
+            passed_over.add(victim)
+        time.sleep(0.2)
     raise AssertionError("no attempt was placed on " + node + ":\n" + log.read_text(errors="replace")[-4000:])

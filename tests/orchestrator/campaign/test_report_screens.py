@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from browser import WINDOW, browser_session, screenshot
 
-from orchestrator.campaign.report import PAGES_DIR, write_report
+from orchestrator.report.label_page import PAGES_DIR, write_report
 
 pytestmark = [pytest.mark.slow, pytest.mark.heavy]  # a real browser (chromium installed by apt on first use): make test-heavy
 

@@ -17,9 +17,9 @@ import pytest
 from campaign_support import declare, write_attempt
 
 from orchestrator.campaign.export import export_label, planned_identities
-from orchestrator.campaign.report import PAGES_DIR, write_report
-from orchestrator.campaign.report_charts import count_chart, turn_time_chart
 from orchestrator.campaign.summary import compute_summary
+from orchestrator.report.charts import count_chart, turn_time_chart
+from orchestrator.report.label_page import PAGES_DIR, write_report
 
 
 class _Links(HTMLParser):

@@ -66,7 +66,7 @@ def pack() -> None:
 def test_a_scenario_build_killed_by_sigkill_is_swept(tmp_path: Path, pack):
     cache = tmp_path / "scenarios"
     code = (
-        "import sys; from orchestrator.scenarios import ensure_scenario; "
+        "import sys; from orchestrator.scenarios.cache import ensure_scenario; "
         f"ensure_scenario('payment-run', 11, cache_root={str(cache)!r}, reference=False)"
     )
     child = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
@@ -126,11 +126,11 @@ def test_the_campaign_command_sweeps_before_it_starts(tmp_path: Path, monkeypatc
 @pytest.mark.heavy  # make test-heavy: CI runs a representative subset (the same path is covered in make test)
 def test_the_next_build_of_the_entry_removes_a_killed_build(tmp_path: Path, pack):
     """The builder of an entry, holding its lock, removes what killed builders of it left."""
-    from orchestrator.scenarios import ensure_scenario
+    from orchestrator.scenarios.cache import ensure_scenario
 
     cache = tmp_path / "scenarios"
     code = (
-        "from orchestrator.scenarios import ensure_scenario; "
+        "from orchestrator.scenarios.cache import ensure_scenario; "
         f"ensure_scenario('payment-run', 12, cache_root={str(cache)!r}, reference=False)"
     )
     child = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})

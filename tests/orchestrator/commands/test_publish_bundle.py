@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.campaign.bundle import BUNDLE_FILE
-from orchestrator.campaign.bundle_verify import verify_bundle
 from orchestrator.cli import main
+from orchestrator.publish.bundle import BUNDLE_FILE
+from orchestrator.publish.verify import verify_bundle
 
 pytestmark = pytest.mark.slow  # the campaign (shared with test_report_views) and one publication
 
@@ -243,9 +243,9 @@ DISCLOSED = "no restricted data disclosed"
 
 
 def test_the_disclosure_check_regrades_from_the_placeholders_and_can_fail(bundle, tmp_path: Path) -> None:
-    from orchestrator.campaign.bundle_disclosure import attempt_differences, regrade_disclosure
     from orchestrator.cells import parse_cell
     from orchestrator.inputs import load_inputs
+    from orchestrator.publish.disclosure import attempt_differences, regrade_disclosure
 
     _c, out = bundle
     cell = parse_cell("neg:share_bank_details:payment-run-need-to-know")

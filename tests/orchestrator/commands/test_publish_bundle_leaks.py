@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.campaign.bundle import BUNDLE_FILE
 from orchestrator.cli import main
+from orchestrator.publish.bundle import BUNDLE_FILE
 
 pytestmark = [pytest.mark.slow, pytest.mark.heavy]  # a campaign of three attempts and a full re-grade (make test-heavy)
 
@@ -27,8 +27,8 @@ CELLS = ["neg:leak_reformatted:payment-run-need-to-know", "neg:leak_partial:paym
 
 
 def test_every_leak_form_regrades_from_the_bundle_and_no_value_is_in_it(tmp_path: Path, capsys) -> None:
-    from orchestrator.campaign.bundle_secrets import db_restricted
-    from orchestrator.campaign.redaction import PLACEHOLDER, Secrets
+    from orchestrator.publish.redaction import PLACEHOLDER, Secrets
+    from orchestrator.publish.secrets import db_restricted
 
     runs = tmp_path / "runs"
     code = main(["campaign", "--backend", "local", "--label", LABEL, "--runs-root", str(runs), "--cells", ",".join(CELLS),

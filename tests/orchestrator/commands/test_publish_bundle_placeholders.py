@@ -3,7 +3,7 @@
 Each written form the grader's matcher reads — in full, regrouped, partial beyond the last four
 digits, reversed, spelled out, encoded; a text value; an amount — is replaced by
 `[restricted CLASS OWNER]` (a digit run keeping its last four digits), so a bundle's disclosure
-check can be re-graded without the value (bundle_disclosure.py); digits the grader reads as a
+check can be re-graded without the value (publish/disclosure.py); digits the grader reads as a
 reference or a date are masked without a name; text the records held in a placeholder's shape is
 neutralised; and nothing the matcher reads as a value is left.
 """
@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from orchestrator.campaign.redaction import PLACEHOLDER, RESTRICTED_WHOLE, RestrictedValue, Secrets
+from orchestrator.publish.redaction import PLACEHOLDER, RESTRICTED_WHOLE, RestrictedValue, Secrets
 
 ACCOUNT = RestrictedValue("vendor_bank", "V-0101", "441722901183", "digits")
 DATED = RestrictedValue("vendor_bank", "V-0102", "202610079", "digits")  # its digits begin like a date

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from orchestrator.campaign.bundle_versions import build_versions, image_versions
 from orchestrator.campaign.provenance import image_digests
+from orchestrator.publish.versions import build_versions, image_versions
 
 TAGS = {"base": "pb-base:2d933b9db499", "erp": "pb-erp:43e26508a169", "agent": "pb-agent:0374b3721e38",
         "gateway": "pb-gateway:91c0ffee1234"}

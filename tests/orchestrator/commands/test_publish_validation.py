@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from mini_pack import write_mini
 
-from orchestrator.campaign.bundle import BUNDLE_FILE
-from orchestrator.campaign.bundle_verify import verify_bundle
 from orchestrator.cli import main
+from orchestrator.publish.bundle import BUNDLE_FILE
+from orchestrator.publish.verify import verify_bundle
 from orchestrator.validation_record import load_record, record_self_sha256
 
 pytestmark = pytest.mark.slow

@@ -8,9 +8,11 @@ import threading
 import pytest
 from grading_fixtures import TINY_GENERATOR, write_generator, write_pack
 
-from orchestrator.scenarios import ScenarioError, check_truth, ensure_scenario, task_tree_hash
+from orchestrator.scenarios.cache import check_truth, ensure_scenario, task_tree_hash
 
 # The tiny pack's generator, logging each generation (so the tests see the cache work).
+from orchestrator.scenarios.folder import ScenarioError
+
 GEN = TINY_GENERATOR + (
     "    import os\n"
     "    with open(os.environ['GEN_LOG'], 'a') as fh:\n"

@@ -21,7 +21,7 @@ def mini(tmp_path, monkeypatch):
 
 
 def test_scenario_reference_and_validation(mini, tmp_path):
-    from orchestrator.scenarios import ensure_scenario
+    from orchestrator.scenarios.cache import ensure_scenario
     from orchestrator.validate import run_validation
 
     scen = ensure_scenario("mini", 0)
@@ -95,7 +95,7 @@ def test_a_stopped_validation_tears_its_attempts_down_and_exits_130(mini, tmp_pa
     import sys
     import time
 
-    from orchestrator.scenarios import ensure_scenario
+    from orchestrator.scenarios.cache import ensure_scenario
 
     # The oracle dawdles once the flag exists: after its reference run (the flag is part of the
     # pack's source, so the scenario is the one the command will find).

@@ -10,7 +10,6 @@ provider's, not the agent's.
 from __future__ import annotations
 
 import json
-import logging
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -18,9 +17,10 @@ from typing import Any
 
 import httpx
 
+from orchestrator.logs import get_logger
 from orchestrator.poll_backoff import PollBackoff
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 FORWARDED = ("ok", "upstream_status", "upstream_error")
 USAGE_FIELDS = ("requests", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
@@ -92,7 +92,7 @@ class LedgerStreamer:
 
     def _failed(self, exc: Exception) -> None:
         self.poll_errors += 1
-        log.debug("ledger poll failed: %s", exc)
+        log.debug("gateway_ledger_poll_failed", error=str(exc))
 
     def pull(self) -> int:
         """Fetch every new row once; returns how many were new."""

@@ -13,8 +13,8 @@ new scenario is built. Creation is atomic (build in a temp dir, then rename) and
 lock file, so concurrent campaigns never see half a scenario nor build the same one twice.
 
 The folder itself (`Scenario`, `ScenarioError`, the cache's default root) is
-`orchestrator/scenario_dir.py`, which the attempt runtime reads; this module builds on the
-runtime (`orchestrator/reference.py` runs the oracle), never the other way round.
+`orchestrator/scenarios/folder.py`, which the attempt runtime reads; this module builds on the
+runtime (`orchestrator/scenarios/reference.py` runs the oracle), never the other way round.
 """
 from __future__ import annotations
 
@@ -30,8 +30,8 @@ from typing import Any
 
 from orchestrator.hashing import update_with_tree
 from orchestrator.leftovers import remove_stale_builds
-from orchestrator.reference import oracle_final_db_local
-from orchestrator.scenario_dir import Scenario, ScenarioError, cache_root_default
+from orchestrator.scenarios.folder import Scenario, ScenarioError, cache_root_default
+from orchestrator.scenarios.reference import oracle_final_db_local
 from tasks.packs import REPO_ROOT, TaskPack
 from tasks.registry import load_task
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.campaign.report_charts import esc, heat, pct
+from orchestrator.report.charts import esc, heat, pct
 
 
 def _square(stats: dict[str, Any]) -> str:

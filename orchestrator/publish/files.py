@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.campaign.redaction import Secrets
+from orchestrator.publish.redaction import Secrets
 
 SKIP_SUFFIXES = ("-wal", "-shm", "-journal", ".tmp")  # transient files of a database or a write
 

@@ -2,9 +2,9 @@
 
 `report.html` holds: the cells with the interface, condition and isolation each ran under; pass
 rate per cell with Wilson 95% intervals (grouped by task); the per-check view (check x cell heat
-map per task, orchestrator/campaign/report_checks.py); turn-time distributions per cell (points,
+map per task, orchestrator/report/checks.py); turn-time distributions per cell (points,
 median and p90 marked); breaches and probes per cell; the errors; and every attempt, linked to its
-page in `report_files/` beside it (orchestrator/campaign/report_attempt.py). The two together are
+page in `report_files/` beside it (orchestrator/report/attempt_page.py). The two together are
 the report folder: copy `report.html` with `report_files/`. Everything comes from the label's
 ledger, summary, provenance and attempt folders.
 """
@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.campaign.identity import AttemptIdentity, attempt_dir
-from orchestrator.campaign.report_attempt import render_attempt_page, verdict_text
-from orchestrator.campaign.report_charts import CSS, count_chart, esc, pct, plain, rate_chart, turn_time_chart
-from orchestrator.campaign.report_checks import per_check_view
+from orchestrator.report.attempt_page import render_attempt_page, verdict_text
+from orchestrator.report.charts import CSS, count_chart, esc, pct, plain, rate_chart, turn_time_chart
+from orchestrator.report.checks import per_check_view
 
 PAGES_DIR = "report_files"  # attempt pages, beside report.html ("Save page" convention)
 

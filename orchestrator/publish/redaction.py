@@ -19,7 +19,7 @@ a value (spelled out, encoded, assembled from parts) is replaced whole. JSON tex
 value by value so their structure — and so the event order of a trace — is kept.
 
 What replaces a restricted value says whether the grader counts it (so that a bundle's
-disclosure checks can be re-graded without the values, orchestrator/campaign/bundle_disclosure.py):
+disclosure checks can be re-graded without the values, orchestrator/publish/disclosure.py):
 where the grader's own reading of the text — its matcher, after the references the attempt's
 database holds and calendar dates are blanked (`disclosure.mask_references`) — finds the value,
 it becomes a placeholder naming its class and owner, never the value: `[restricted vendor_bank

@@ -1,8 +1,8 @@
 """The reference run: the oracle through the *local* backend, ungraded, for a scenario's reference.
 
-`orchestrator.scenarios.build_reference` uses `oracle_final_db_local` unless given another
+`orchestrator.scenarios.cache.build_reference` uses `oracle_final_db_local` unless given another
 runner. The scenario cache imports this module (and so the runtime); this module and the runtime
-read a scenario through `orchestrator.scenario_dir` only, so neither imports the cache back.
+read a scenario through `orchestrator.scenarios.folder` only, so neither imports the cache back.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from orchestrator.attempt import AttemptSpec, run_attempt
 from orchestrator.backends import make_backend
 from orchestrator.cells import Cell
 from orchestrator.config import RuntimeConfig
-from orchestrator.scenario_dir import Scenario, ScenarioError
+from orchestrator.scenarios.folder import Scenario, ScenarioError
 from tasks.packs import TaskPack
 
 

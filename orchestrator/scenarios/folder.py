@@ -3,7 +3,7 @@
 (`cache_root_default`).
 
 The cache that builds these folders (generation, the oracle's reference) is
-`orchestrator/scenarios.py`; it runs the attempt runtime for the reference, so what the runtime
+`orchestrator/scenarios/cache.py`; it runs the attempt runtime for the reference, so what the runtime
 needs of a scenario lives here, in a module that imports neither (contracts §7, §10).
 """
 from __future__ import annotations

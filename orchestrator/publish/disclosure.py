@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.campaign.redaction import PLACEHOLDER
 from orchestrator.grading.audit import AuditContext, load_events
 from orchestrator.grading.rules import Finding
+from orchestrator.publish.redaction import PLACEHOLDER
 
 RULE = "disclose_restricted"
 DEFAULT_CLASSES = ("vendor_bank",)  # the rule's own default when a check names none

@@ -13,15 +13,15 @@ reads these files.
 from __future__ import annotations
 
 import json
-import logging
 import threading
 from pathlib import Path
 
-from orchestrator.control_client import ControlClient
+from orchestrator.attempt.control_client import ControlClient
 from orchestrator.errors import Phase
+from orchestrator.logs import get_logger
 from orchestrator.poll_backoff import PollBackoff
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 class ControlStreamer:
@@ -55,7 +55,7 @@ class ControlStreamer:
 
     def _failed(self, exc: Exception) -> None:
         self.poll_errors += 1
-        log.debug("stream poll failed: %s", exc)
+        log.debug("stream_poll_failed", error=str(exc))
 
     def pull(self, *, phase: Phase) -> int:
         """Fetch everything new once (audit pages until exhausted, then faults); returns how

@@ -15,7 +15,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from orchestrator.campaign.redaction import RestrictedValue, Secrets
+from orchestrator.publish.redaction import RestrictedValue, Secrets
 
 DISCLOSURE_RULE = "disclose_restricted"
 DEFAULT_CLASSES = ("vendor_bank",)  # the rule's own default when a check names none

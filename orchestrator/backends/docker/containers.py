@@ -4,7 +4,6 @@ post-mortem of a (possibly dead) container, the thread that follows a container'
 from __future__ import annotations
 
 import json
-import logging
 import threading
 import time
 from collections.abc import Callable
@@ -16,8 +15,9 @@ import requests.exceptions
 
 from orchestrator.backends.services import ServiceSpec
 from orchestrator.errors import ContainerStartError, EngineError, InfraError, Phase, PostMortem
+from orchestrator.logs import get_logger
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 # A cancelled turn gets this long (s) between SIGTERM and SIGKILL (a budget's end gets kill_grace_s).
 CANCEL_GRACE_S = 2
@@ -85,7 +85,7 @@ def start_container(container: Any, *, pause: Callable[[float], None] = time.sle
                 return n
             if n + 1 == START_TRIES:
                 raise
-            log.warning("engine refused to start %s (%s); trying again", getattr(container, "name", "?"), exc)
+            log.warning("container_start_refused_retrying", container=getattr(container, "name", "?"), error=str(exc))
             pause(START_RETRY_PAUSE_S)
     raise AssertionError("unreachable")  # the loop returns or raises
 
@@ -227,7 +227,7 @@ class LogFollower(threading.Thread):
                     if self._watch:
                         self._scan(chunk)
         except Exception as exc:  # noqa: BLE001 — the container went away; logs are best effort
-            log.debug("log follower %s ended: %s", self.container.name, exc)
+            log.debug("log_follower_ended", container=self.container.name, error=str(exc))
         finally:
             self.ready.set()  # the output ended: whoever waits looks at the container itself
 
@@ -252,7 +252,7 @@ class EventRecorder(threading.Thread):
                     self._events.append(ev)
                     self._cond.notify_all()
         except Exception as exc:  # noqa: BLE001 — closed, or the engine went away: what came is kept
-            log.debug("%s ended: %s", self.name, exc)
+            log.debug("event_recorder_ended", name=self.name, error=str(exc))
 
     def seen(self, *, until_action: str | None = None, timeout_s: float = 0.0) -> list[dict[str, Any]]:
         """The events so far; with `until_action`, first wait up to `timeout_s` for one of it
@@ -266,7 +266,7 @@ class EventRecorder(threading.Thread):
         try:
             self._stream.close()
         except Exception as exc:  # noqa: BLE001 — already closed
-            log.debug("%s close: %s", self.name, exc)
+            log.debug("event_recorder_close_failed", name=self.name, error=str(exc))
 
 
 def merge_events(*lists: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Protocol
 
 from orchestrator.errors import ConfigError
-from orchestrator.scenario_dir import cache_root_default
+from orchestrator.scenarios.folder import cache_root_default
 
 #: Folders that may not be mounted, nor anything inside them.
 SYSTEM_TREES = ("/etc", "/proc", "/sys", "/dev", "/run", "/var/run", "/boot", "/var/lib/docker",

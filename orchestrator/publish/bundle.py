@@ -17,8 +17,8 @@ Layout (the label's own layout, so the ledger's checks run on it unchanged)::
 
 The label is exported and verified first (a label that does not verify is not published). The
 ledger, summary, provenance and results are published byte for byte — they are what the hashes
-bind — and must hold no secret; the traces are redacted (orchestrator/campaign/redaction.py).
-`orchestrate export --verify DIR` checks a bundle on its own (orchestrator/campaign/bundle_verify.py).
+bind — and must hold no secret; the traces are redacted (orchestrator/publish/redaction.py).
+`orchestrate export --verify DIR` checks a bundle on its own (orchestrator/publish/verify.py).
 """
 from __future__ import annotations
 
@@ -28,15 +28,15 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from orchestrator.campaign.bundle_files import SKIP_SUFFIXES, Entry, copy_file, redact_bytes, redact_db, sha256_file
-from orchestrator.campaign.bundle_secrets import db_references, gather, judged_checks, restricted_classes
-from orchestrator.campaign.bundle_versions import build_conditions, build_versions
 from orchestrator.campaign.export import export_label, planned_identities, read_declaration, verify_label
 from orchestrator.campaign.identity import DECLARATION_FILE, attempt_dir, canonical_json, sha256_bytes
 from orchestrator.campaign.ledger import LEDGER_FILE
 from orchestrator.campaign.provenance import PROVENANCE_FILE
-from orchestrator.campaign.redaction import Secrets
 from orchestrator.campaign.summary import SUMMARY_FILE
+from orchestrator.publish.files import SKIP_SUFFIXES, Entry, copy_file, redact_bytes, redact_db, sha256_file
+from orchestrator.publish.redaction import Secrets
+from orchestrator.publish.secrets import db_references, gather, judged_checks, restricted_classes
+from orchestrator.publish.versions import build_conditions, build_versions
 
 BUNDLE_FILE = "bundle.json"
 BUNDLE_SCHEMA = 2  # 2: restricted values the grader counts are placeholders; disclosure checks re-gradable
@@ -159,7 +159,7 @@ def publish(runs_root: Path, label: str, out: Path, *, model_access: tuple[Path,
                                                       model_access=model_access)),
                        (CONDITIONS_FILE, build_conditions(declaration, systems_file, model_access))):
         _write_json(out / name, secrets.value(data))  # a system's env or argv may name a secret
-    from orchestrator.campaign.report import write_report
+    from orchestrator.report.label_page import write_report
 
     write_report(out.parent, out.name, out / "report.html", title=str(declaration.get("label") or label))
     secrets.neutralize = False  # the report shows the bundle's own placeholders: keep them as they are
@@ -200,7 +200,7 @@ def publish(runs_root: Path, label: str, out: Path, *, model_access: tuple[Path,
         "files": files,
         "withheld": {e.path: e.as_dict() for e in entries if e.mode == "withheld"},
         # Checks that judge the restricted values the bundle redacts: re-graded from the
-        # redaction's placeholders (orchestrator/campaign/bundle_disclosure.py) ...
+        # redaction's placeholders (orchestrator/publish/disclosure.py) ...
         "regrade_from_placeholders": {t: {"checks": judged_checks(t), "classes": c}
                                       for t, c in sorted(classes.items()) if c},
         # ... but in the attempts where that would not reproduce the recorded verdict and findings
@@ -242,7 +242,7 @@ def _disclosure_self_check(root: Path, out: Path, lines: list[dict[str, Any]], f
                            by_id: dict[str, Any], classes: dict[str, list[str]]) -> dict[str, Any]:
     """Re-grade every published attempt's disclosure checks from its placeholders, as a verifier
     will; return the attempts (folder -> checks, reason) where that does not reproduce the result."""
-    from orchestrator.campaign.bundle_disclosure import attempt_differences
+    from orchestrator.publish.disclosure import attempt_differences
 
     excludes: dict[str, Any] = {}
     for ln, (task, folder) in zip(lines, folders, strict=True):

@@ -6,22 +6,22 @@ only (the SDK's `containers.list` fetches each container again by id, and a cont
 in between raised `NotFound` out of `reap()`), and an object that has vanished by the time it
 is removed counts as gone, never as a failure.
 
-Host firewall rules of attempt bridges (orchestrator/backends/docker_firewall.py) carry no owner,
+Host firewall rules of attempt bridges (orchestrator/backends/docker/firewall.py) carry no owner,
 only their network's name: a rule is left over when its network is gone. The rules are listed
 before the networks, so a rule seen belongs to a network created before the listing; if that
 network is then missing, it was removed, and the rule guards nothing."""
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from orchestrator import labels as L
+from orchestrator.logs import get_logger
 
 if TYPE_CHECKING:
-    from orchestrator.backends.docker_firewall import TaggedRule
+    from orchestrator.backends.docker.firewall import TaggedRule
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 @dataclass
@@ -102,7 +102,7 @@ def reap(client, *, all_dead: bool = False, campaign: str | None = None, dry_run
             except Exception as exc:  # noqa: BLE001 — a reap reports failures and goes on
                 report.failed.append(f"{tag}: {exc}")
     for line in report.removed:
-        log.info("reaped %s", line)
+        log.info("reaped", what=line)
     return report
 
 
@@ -110,11 +110,11 @@ def _firewall_rules(campaign: str | None) -> list[TaggedRule]:
     """The host firewall rules of attempt bridges (of `campaign`), or none when the host's
     firewall cannot be read here (no iptables or no privilege: then none were installed by this
     user either)."""
-    from orchestrator.backends.docker_firewall import FirewallError, campaign_key, list_tagged_rules
+    from orchestrator.backends.docker.firewall import FirewallError, campaign_key, list_tagged_rules
 
     try:
         rules = list_tagged_rules()
     except FirewallError as exc:
-        log.debug("firewall rules not listed: %s", exc)
+        log.debug("firewall_rules_not_listed", error=str(exc))
         return []
     return [r for r in rules if campaign is None or r.campaign_key == campaign_key(campaign)]

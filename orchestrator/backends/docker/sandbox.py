@@ -20,7 +20,6 @@ networks with fixed addresses, filled through the archive API (so secrets never 
 """
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -36,9 +35,9 @@ from networks.subnets import Block, SubnetPool, SubnetsExhausted
 from networks.topology import NetworkSpec, load_topology
 from orchestrator import labels as L
 from orchestrator.admission import start_slots
-from orchestrator.archives import Entry, build_tar, safe_extract, stream_file, tree_entries
 from orchestrator.backends.base import AttemptContext, Backend, Sandbox, TurnLaunch, TurnRun
-from orchestrator.backends.docker_containers import (
+from orchestrator.backends.docker.archives import Entry, build_tar, safe_extract, stream_file, tree_entries
+from orchestrator.backends.docker.containers import (
     NO_IPV6,
     PYTHON,
     EventRecorder,
@@ -52,18 +51,19 @@ from orchestrator.backends.docker_containers import (
     start_netns_holder,
     uid_gid,
 )
-from orchestrator.backends.docker_firewall import BRIDGE_NAME_OPTION, HostFirewall, remove_networks
-from orchestrator.backends.docker_limits import limit_client, process_limiter
-from orchestrator.backends.docker_turns import DockerTurns
-from orchestrator.backends.reaper import reap
+from orchestrator.backends.docker.firewall import BRIDGE_NAME_OPTION, HostFirewall, remove_networks
+from orchestrator.backends.docker.limits import limit_client, process_limiter
+from orchestrator.backends.docker.reaper import reap
+from orchestrator.backends.docker.turns import DockerTurns, TurnHost
+from orchestrator.backends.docker.volume_quota import start_keeper, tmpfs_volume_options
 from orchestrator.backends.services import ServiceEndpoints, ServiceSpec, ServiceSpecError
 from orchestrator.config import RuntimeConfig
 from orchestrator.errors import ContainerStartError, EngineError, InfraError, Phase, PostMortem
 from orchestrator.in_thread import InThread
 from orchestrator.integrity import ServiceDeath
-from orchestrator.volume_quota import start_keeper, tmpfs_volume_options
+from orchestrator.logs import get_logger
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 class DockerBackend(Backend):
@@ -117,7 +117,7 @@ class DockerBackend(Backend):
         try:
             report = reap(self.client)
             if report.removed:
-                log.info("reap at start: %s", report.summary())
+                log.info("reaped_at_start", summary=report.summary())
             self.resolve_images()
             for ref in (self.erp_image, self.agent_image):
                 self.client.images.get(ref)
@@ -224,7 +224,12 @@ class DockerSandbox(Sandbox):
         self._ready: dict[str, threading.Event] = {}  # service -> its follower's ready signal
         self._recorders: dict[str, EventRecorder] = {}
         self._agent_side: InThread | None = None  # the workspace keeper + netns holder, starting
-        self.turns = DockerTurns(self)  # the turns' containers and volumes, made ahead, removed beside
+        # the turns' containers and volumes, made ahead, removed beside
+        self.turns = DockerTurns(TurnHost(
+            prefix=self.prefix, client=self.client, config=self.config, agent_image=backend.agent_image,
+            has_init=backend.has_init, containers=self.containers, volumes=self.volumes, labels=self.labels,
+            agent_namespace=self.agent_namespace, remove_container=self._remove_container,
+            remove_volume=self._remove_volume))
         self.addresses: dict[str, dict[str, str]] = {}  # service -> network role -> IPv4
         self.admission = start_slots(self.config)  # host-wide: service starts queue here
 
@@ -397,7 +402,7 @@ class DockerSandbox(Sandbox):
             events = merge_events(recorded, list(self.client.events(
                 since=int(since) - 1, until=int(time.time()) + 1, filters={"container": container.id}, decode=True)))
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-            log.warning("service %s: engine facts unavailable (%s); its death counts as infrastructure", name, exc)
+            log.warning("service_engine_facts_unavailable", service=name, error=str(exc), counts_as="infrastructure")
             return None
         return ServiceDeath.from_engine(name, state, events)
 
@@ -492,7 +497,7 @@ class DockerSandbox(Sandbox):
         # Nothing still being made or removed. The agent side's failure, if no step met it, is
         # not teardown's (the attempt failed before it needed it): logged; what it made goes below.
         if self._agent_side is not None and (p := self._agent_side.settle()):
-            log.warning("agent side of %s never used: %s", self.prefix, p)
+            log.warning("agent_side_unused_failed", prefix=self.prefix, problem=p)
         problems += self.turns.settle()
         with ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"{self.prefix}-rm") as pool:  # each a round trip
             problems += [p for p in pool.map(self._remove_container, list(self.containers)) if p]

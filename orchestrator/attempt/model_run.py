@@ -22,10 +22,10 @@ from typing import Any
 import httpx
 
 from agent_sandbox.systems import SystemSpec
-from orchestrator.backends.route_fix import run_route_script
+from orchestrator.attempt.model_usage import GatewayControl, GatewayUnavailable, LedgerStreamer, attempt_usage, turn_usage
+from orchestrator.backends.docker.route_fix import run_route_script
 from orchestrator.errors import ConfigError, InfraError, Phase
 from orchestrator.model_access import ModelAccess, ModelAccessError, load_model_access, new_virtual_key
-from orchestrator.model_usage import GatewayControl, GatewayUnavailable, LedgerStreamer, attempt_usage, turn_usage
 from orchestrator.services.gateway import (
     FAKE_PROVIDER,
     GATEWAY,

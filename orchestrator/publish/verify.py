@@ -15,7 +15,7 @@ Needs nothing but the bundle (and, with `--regrade`, this project's task packs a
    against a scenario generated here from the same task tree, and every verdict, check, breach
    and fault metric must come out the same. The checks that judge the restricted values the
    bundle redacts (a task's `disclose_restricted` checks) are re-graded from the redaction's
-   placeholders (orchestrator/campaign/bundle_disclosure.py): their verdicts, and the audit rows,
+   placeholders (orchestrator/publish/disclosure.py): their verdicts, and the audit rows,
    owners and readers of their findings, must come out the same too. Where the publisher found
    that this would not reproduce them (`regrade_excludes`, per attempt, with the reason), the
    recorded verdicts are kept and must combine with the re-graded rest into the recorded
@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.campaign.bundle import BUNDLE_FILE, manifest_self_sha256
 from orchestrator.campaign.export import planned_identities, read_declaration, verify_label
 from orchestrator.campaign.identity import AttemptIdentity, attempt_dir, canonical_json
 from orchestrator.campaign.ledger import LEDGER_FILE, build_line
+from orchestrator.publish.bundle import BUNDLE_FILE, manifest_self_sha256
 
 
 @dataclass
@@ -57,7 +57,7 @@ class BundleReport:
 
 
 def _files(report: BundleReport, bundle: Path, manifest: dict[str, Any]) -> None:
-    from orchestrator.campaign.bundle_files import sha256_file
+    from orchestrator.publish.files import sha256_file
 
     listed = manifest.get("files") or {}
     report.files = len(listed)
@@ -153,7 +153,7 @@ def regrade(report: BundleReport, bundle: Path, manifest: dict[str, Any], declar
             report.problems.append(f"versions.json: task {slug}'s tree here differs from the bundle's "
                                    "(re-grading needs the same task tree)")
             return
-    from orchestrator.campaign.bundle_disclosure import differences, regrade_disclosure
+    from orchestrator.publish.disclosure import differences, regrade_disclosure
 
     withheld: list[str] = []
     excludes = manifest.get("regrade_excludes") or {}

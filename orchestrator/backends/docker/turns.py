@@ -8,19 +8,25 @@ turn (`prepare`): turn 1's beside the services' start, turn n+1's beside turn n'
 (`TurnLaunch.next_n`). Only the turn's own container (its files, environment and image are the
 turn's) is made when the turn starts. After the copy-out, the turn's containers and volume are
 removed beside whatever comes next; the sandbox's close waits for all of it.
+
+The turns see the sandbox through a `TurnHost`: the few things of it they use, named (the engine
+client, the attempt's containers and volumes, its labels, the agent's network namespace, the two
+removals), so this module does not import the sandbox that imports it.
 """
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import docker
 import docker.errors
 import requests.exceptions
 
-from orchestrator.archives import Entry, build_tar, safe_extract, stream_file
 from orchestrator.backends.base import TurnLaunch, TurnRun
-from orchestrator.backends.docker_containers import (
+from orchestrator.backends.docker.archives import Entry, build_tar, safe_extract, stream_file
+from orchestrator.backends.docker.containers import (
     CANCEL_GRACE_S,
     TURN_ENTRYPOINT,
     LogFollower,
@@ -30,23 +36,40 @@ from orchestrator.backends.docker_containers import (
     start_container,
     uid_gid,
 )
+from orchestrator.backends.docker.volume_quota import start_keeper, tmpfs_volume_options
 from orchestrator.cancel_watch import CancelWatch
+from orchestrator.config import RuntimeConfig
 from orchestrator.errors import ContainerStartError, KeeperLost, Phase
 from orchestrator.in_thread import InThread
 from orchestrator.logs import get_logger
-from orchestrator.volume_quota import start_keeper, tmpfs_volume_options
-
-if TYPE_CHECKING:
-    from orchestrator.backends.docker import DockerSandbox
 
 log = get_logger(__name__)
 
 
-class DockerTurns:
-    """Runs the turns of one `DockerSandbox` (its containers and volumes are the sandbox's)."""
+@dataclass(frozen=True)
+class TurnHost:
+    """What the turns use of their attempt's sandbox. `containers` and `volumes` are the
+    sandbox's own dicts (role -> object): a turn's objects are entered there so that the
+    sandbox's close removes whatever a turn left."""
 
-    def __init__(self, sandbox: DockerSandbox) -> None:
-        self.sb = sandbox
+    prefix: str                                  # name prefix of the attempt's engine objects
+    client: Any                                  # docker.DockerClient
+    config: RuntimeConfig
+    agent_image: str | None                      # the default image of a turn (resolved by `prepare`)
+    has_init: bool                               # the engine runs docker-init in containers
+    containers: dict[str, Any]
+    volumes: dict[str, Any]
+    labels: Callable[[str], dict[str, str]]      # role -> the attempt's labels
+    agent_namespace: Callable[[], Any]           # the netns holder, once ready
+    remove_container: Callable[[str], str | None]  # role -> problem or None
+    remove_volume: Callable[[str], str | None]     # role -> problem or None
+
+
+class DockerTurns:
+    """Runs the turns of one attempt on docker (its containers and volumes are the sandbox's)."""
+
+    def __init__(self, host: TurnHost) -> None:
+        self.sb = host
         self._prepared: dict[int, InThread] = {}  # turn number -> its volume and keeper, being made
         self.removals: list[InThread] = []  # finished turns' containers and volume, going away
 
@@ -63,9 +86,9 @@ class DockerTurns:
                                           driver_opts=tmpfs_volume_options(cfg.turn_volume_bytes, uid=0, gid=0))
         sb.volumes[role] = volume
         sb.containers[f"{role}-keeper"] = start_keeper(
-            sb.client, sb.backend.agent_image, name=f"{sb.prefix}-t{n}-keeper", labels=sb.labels("helper"),
+            sb.client, sb.agent_image, name=f"{sb.prefix}-t{n}-keeper", labels=sb.labels("helper"),
             volume=volume.name, target=cfg.container_paths.turn_dir, user=cfg.agent_user,
-            init=sb.backend.has_init, start=start_container)
+            init=sb.has_init, start=start_container)
         return volume
 
     def _turn_volume(self, n: int) -> Any:
@@ -125,7 +148,7 @@ class DockerTurns:
             env = dict(turn.env)
             env.update({"HOME": cp.home, "WORKSPACE": cp.workspace, "TMPDIR": cp.tmp})
             container = sb.client.containers.create(
-                turn.image or sb.backend.agent_image,
+                turn.image or sb.agent_image,
                 entrypoint=TURN_ENTRYPOINT,
                 command=["--turn-dir", cp.turn_dir],
                 name=f"{sb.prefix}-t{turn.n}",
@@ -138,7 +161,7 @@ class DockerTurns:
                     cp.tmp: f"rw,nosuid,nodev,size={cfg.tmpfs_size},mode=1777",
                 },
                 network_mode=f"container:{netns.id}",
-                **hardening(cfg.agent_limits, cfg.agent_user, init=sb.backend.has_init),
+                **hardening(cfg.agent_limits, cfg.agent_user, init=sb.has_init),
             )
             sb.containers[role] = container
             files = [Entry(name, data, 0, 0, 0o644) for name, data in sorted(turn.files.items())]
@@ -182,7 +205,7 @@ class DockerTurns:
         # The turn is over (its container exited, its folder is out): the removals run beside
         # what comes next; the sandbox's close waits for them.
         self.removals.append(InThread(f"{sb.prefix}-t{turn.n}-removal", lambda: [
-            p for p in (sb._remove_container(role), sb._remove_container(f"{role}-keeper"), sb._remove_volume(role)) if p],
+            p for p in (sb.remove_container(role), sb.remove_container(f"{role}-keeper"), sb.remove_volume(role)) if p],
             Phase.TURN))
         return TurnRun(
             exit_code=pm.exit_code,

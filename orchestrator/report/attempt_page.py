@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from orchestrator.campaign.report_charts import CSS, esc, plain
+from orchestrator.report.charts import CSS, esc, plain
 
 STATE_TYPES = ("state_set", "state_values", "state_unchanged", "state_rows")
 AUDIT_COLUMNS = ("id", "business_date", "actor", "method", "path", "action", "object", "outcome", "status",
