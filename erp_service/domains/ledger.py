@@ -3,7 +3,7 @@ one function every domain posts through (`post`). Subledger-owning domains regis
 function (`register_subledger`) so control ties can be checked for every control account.
 
 The journal-entry lifecycle routes (manual entries: draft → submitted → approved → posted →
-reversed), attachments and period close/reopen live in `journal.py`.
+reversed), attachments and period close/reopen live in `journal`.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""MRP's action messages and late planned orders (erp_service/domains/planning.py): a receipt
+"""MRP's action messages and late planned orders (erp_service/domains/planning/): a receipt
 due two weeks or more before it is needed is a defer message, released as a defer request at
 the need date; a planned order whose lead time is already past is firm and marked late; a
 receipt due after the shortage is still an expedite."""

@@ -1,132 +1,20 @@
-"""Manufacturing: work orders planned → released → in_progress → completed → closed (or
-cancelled), component issues (and their reversal), completions, and the WIP subledger.
-
-Values are at standard cost: an issue moves component value from inventory to WIP, a
-completion moves the finished item's standard value from WIP to inventory, and closing posts
-what is left in the order's WIP to manufacturing variance. `wip_txns` holds every WIP value
-movement, so the `wip` subledger is their sum.
-"""
+"""Work-order service functions: create, release, issue (and reverse), complete, close, cancel."""
 from __future__ import annotations
 
 import datetime as dt
 import json
 from typing import Any
 
-from fastapi import Depends
-from pydantic import BaseModel, Field
-from sqlalchemy import Column, Float, Integer, String, Table, Text, func, select
+from sqlalchemy import func, select
 
-from ..http.api import Api, Envelope, In, Page, page_params, read_api, write_api
-from ..http.lazy_routes import DomainRouter
-from ..kernel.dates import IsoDate
-from ..kernel.errors import invalid, refused
-from ..kernel.listing import PageRequest, paginate
-from ..kernel.money import Quantity, from_cents, q4
-from ..kernel.schema import doc_columns, metadata
-from ..kernel.tx import Tx, register_object
-from . import ledger
-from .inventory import EPS, balance, check_location, issue_fefo, move, value_of
-from .masterdata import explode, get_item, is_made, lots, warehouses
-
-work_orders = Table(
-    "work_orders", metadata,
-    *doc_columns(),                  # planned | released | in_progress | completed | closed | cancelled
-    Column("item_id", String, nullable=False, index=True),
-    Column("qty", Float, nullable=False),
-    Column("qty_completed", Float, nullable=False, default=0.0),
-    Column("warehouse_id", String, nullable=False),
-    Column("location_id", String),                    # where completions go
-    Column("start_date", String),
-    Column("due_date", String, nullable=False),
-    Column("bom_date", String, nullable=False),       # the BOM effectivity date used
-    Column("source", String, nullable=False, default="manual"),   # manual | mrp
-    Column("note", Text),
-    Column("released_on", String),
-    Column("closed_on", String),
-    Column("variance_cents", Integer),
-)
-
-wo_issues = Table(
-    "wo_issues", metadata,
-    Column("id", String, primary_key=True),           # WOI-10001
-    Column("wo_id", String, nullable=False, index=True),
-    Column("item_id", String, nullable=False),
-    Column("qty", Float, nullable=False),
-    Column("value_cents", Integer, nullable=False),
-    Column("picks", Text, nullable=False),            # JSON: where the stock came from
-    Column("status", String, nullable=False),         # posted | reversed
-    Column("on_date", String, nullable=False),
-    Column("by_user", String),
-    Column("reversed_on", String),
-    Column("created_wall", String),
-)
-
-wo_completions = Table(
-    "wo_completions", metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("wo_id", String, nullable=False, index=True),
-    Column("qty", Float, nullable=False),
-    Column("value_cents", Integer, nullable=False),
-    Column("location_id", String),
-    Column("lot_no", String),
-    Column("on_date", String, nullable=False),
-    Column("by_user", String),
-)
-
-wip_txns = Table(
-    "wip_txns", metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("wo_id", String, nullable=False, index=True),
-    Column("on_date", String, nullable=False),
-    Column("kind", String, nullable=False),           # issue | issue_reversal | completion | variance
-    Column("ref", String),
-    Column("value_cents", Integer, nullable=False),
-)
-
-register_object("work_order", work_orders, [(wo_issues, "wo_id"), (wo_completions, "wo_id")])
-
-
-class WorkOrderIn(In):
-    """A planned work order for a made item."""
-
-    item_id: str
-    qty: Quantity = Field(gt=0)
-    due_date: IsoDate
-    start_date: IsoDate | None = None
-    warehouse_id: str | None = None
-    location_id: str | None = None
-    note: str | None = Field(None, max_length=2000)
-
-
-class IssueLineIn(In):
-    """One component to issue; without location/lot, stock is picked first-expiry-first."""
-
-    item_id: str
-    qty: Quantity = Field(gt=0)
-    location_id: str | None = None
-    lot_no: str | None = None
-
-
-class IssueIn(In):
-    """Issue listed components, or backflush the BOM for a number of units."""
-
-    lines: list[IssueLineIn] = Field(default_factory=list, max_length=200)
-    backflush_units: Quantity | None = Field(None, gt=0)
-
-
-class CompleteIn(In):
-    """Finished units reported on a work order."""
-
-    qty: Quantity = Field(gt=0)
-    location_id: str | None = None
-    lot_no: str | None = Field(None, max_length=100)
-    expiry: IsoDate | None = None
-
-
-class WoNoteIn(In):
-    """An optional note."""
-
-    note: str | None = Field(None, max_length=2000)
+from ...kernel.errors import invalid, refused
+from ...kernel.money import from_cents, q4
+from ...kernel.tx import Tx
+from .. import ledger
+from ..inventory import EPS, balance, check_location, issue_fefo, move, value_of
+from ..masterdata import explode, get_item, is_made, lots, warehouses
+from .schemas import CompleteIn, IssueIn, IssueLineIn, WoNoteIn, WorkOrderIn
+from .tables import wip_txns, wo_completions, wo_issues, work_orders
 
 
 def _wip(tx: Tx, wo_id: str, kind: str, ref: str | None, value: int) -> None:
@@ -340,105 +228,3 @@ def wo_view(tx: Tx, wo_id: str) -> dict[str, Any]:
             "wip": from_cents(wip_balance(tx, wo_id)),
             "history": tx.history("work_order", wo_id),
             "links": {"wo_issue": [i["id"] for i in issues], "item": [wo["item_id"]]}}
-
-
-def wip_subledger(conn, as_of: str | None) -> int:
-    """Value in WIP across work orders (debit positive)."""
-    stmt = select(func.coalesce(func.sum(wip_txns.c.value_cents), 0))
-    if as_of:
-        stmt = stmt.where(wip_txns.c.on_date <= as_of)
-    return int(conn.execute(stmt).scalar() or 0)
-
-
-ledger.register_subledger("wip", wip_subledger)
-
-
-# Routes ----------------------------------------------------------------------------------------
-
-class WorkOrderOut(BaseModel):
-    id: str
-    status: str
-    item_id: str
-    qty: float
-    qty_completed: float
-    warehouse_id: str
-    location_id: str | None = None
-    start_date: str | None = None
-    due_date: str
-    bom_date: str
-    source: str
-    note: str | None = None
-    released_on: str | None = None
-    closed_on: str | None = None
-    created_by: str | None = None
-    created_on: str
-
-
-class WorkOrderDetail(WorkOrderOut):
-    variance: float | None = None
-    requirements: list[dict[str, Any]]
-    issues: list[dict[str, Any]]
-    completions: list[dict[str, Any]]
-    wip: float
-    history: list[dict[str, Any]]
-    links: dict[str, list[str]]
-
-
-router = DomainRouter(tags=["manufacturing"])
-
-
-@router.get("/work-orders", response_model=Envelope[Page[WorkOrderOut]],
-            summary="List work orders (filters: status, item_id, source)")
-def list_work_orders(status: str | None = None, item_id: str | None = None, source: str | None = None,
-                     page: PageRequest = Depends(page_params), api: Api = Depends(read_api)):
-    return api.read(lambda tx: paginate(tx, select(work_orders).order_by(work_orders.c.id), page, status=status,
-                                        item_id=item_id, source=source))
-
-
-@router.get("/work-orders/{wo_id}", response_model=Envelope[WorkOrderDetail],
-            summary="One work order with requirements, issues, completions, WIP and history")
-def get_work_order(wo_id: str, api: Api = Depends(read_api)):
-    return api.read(lambda tx: wo_view(tx, wo_id), object_type="work_order", object_id=wo_id)
-
-
-@router.post("/work-orders", operation_id="wo.create", status_code=201, response_model=Envelope[WorkOrderDetail],
-             summary="Create a planned work order")
-def post_work_order(body: WorkOrderIn, api: Api = Depends(write_api)):
-    return api.write(lambda tx: create_work_order(tx, body))
-
-
-@router.post("/work-orders/{wo_id}/release", operation_id="wo.release", status_code=201,
-             response_model=Envelope[WorkOrderDetail], summary="Release a planned order (components must be on hand)")
-def post_release(wo_id: str, api: Api = Depends(write_api)):
-    return api.write(lambda tx: release_work_order(tx, wo_id))
-
-
-@router.post("/work-orders/{wo_id}/issue", operation_id="wo.issue", status_code=201,
-             response_model=Envelope[WorkOrderDetail],
-             summary="Issue components (listed, or backflush the BOM for a number of units)")
-def post_issue(wo_id: str, body: IssueIn, api: Api = Depends(write_api)):
-    return api.write(lambda tx: issue_components(tx, wo_id, body))
-
-
-@router.post("/wo-issues/{issue_id}/reverse", operation_id="wo.reverse_issue", status_code=201,
-             response_model=Envelope[WorkOrderDetail], summary="Reverse a component issue")
-def post_reverse_issue(issue_id: str, body: WoNoteIn | None = None, api: Api = Depends(write_api)):
-    return api.write(lambda tx: reverse_issue(tx, issue_id, body))
-
-
-@router.post("/work-orders/{wo_id}/complete", operation_id="wo.complete", status_code=201,
-             response_model=Envelope[WorkOrderDetail], summary="Report finished units (no more than ordered)")
-def post_complete(wo_id: str, body: CompleteIn, api: Api = Depends(write_api)):
-    return api.write(lambda tx: complete_work_order(tx, wo_id, body))
-
-
-@router.post("/work-orders/{wo_id}/close", operation_id="wo.close", status_code=201,
-             response_model=Envelope[WorkOrderDetail], summary="Close the order; remaining WIP posts as variance")
-def post_close(wo_id: str, body: WoNoteIn | None = None, api: Api = Depends(write_api)):
-    return api.write(lambda tx: close_work_order(tx, wo_id, body))
-
-
-@router.post("/work-orders/{wo_id}/cancel", operation_id="wo.cancel", status_code=201,
-             response_model=Envelope[WorkOrderDetail], summary="Cancel an order with nothing issued")
-def post_cancel(wo_id: str, body: WoNoteIn | None = None, api: Api = Depends(write_api)):
-    return api.write(lambda tx: cancel_work_order(tx, wo_id, body))

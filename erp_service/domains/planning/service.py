@@ -1,101 +1,27 @@
-"""Planning: demand forecasts, MRP runs and their suggestions, and releasing a suggestion into
-a purchase order (created and sent) or a planned work order.
-
-MRP nets, item by item in low-level-code order (parents before components, phantoms passed
-through), gross requirements (forecasts, open sales-order lines, components of open and
-planned work orders) against on-hand and scheduled receipts (open PO lines at their confirmed
-or needed date, open work orders at their due date), keeping the item's safety stock. A
-shortage first pulls in a later scheduled receipt (an *expedite* suggestion); otherwise it
-becomes a planned order sized up to the MOQ and order multiple, released lead-time days
-before it is needed. A scheduled receipt never needed in the horizon is a *cancel*
-suggestion. Suggestions whose release date falls within `firm_days` are firm.
-"""
+"""MRP: the run (netting by low-level code) and releasing a suggestion as a PO or a work order."""
 from __future__ import annotations
 
 import datetime as dt
 import math
 from typing import Any
 
-from fastapi import Depends
-from pydantic import BaseModel, Field
-from sqlalchemy import Column, Float, Integer, String, Table, Text, select
+from sqlalchemy import select
 
-from ..http.api import Api, Envelope, In, Page, page_params, read_api, write_api
-from ..http.lazy_routes import DomainRouter
-from ..kernel.dates import IsoDate
-from ..kernel.errors import invalid, refused
-from ..kernel.listing import PageRequest, paginate
-from ..kernel.money import Quantity, q4
-from ..kernel.schema import doc_columns, metadata
-from ..kernel.tx import Tx, register_object
-from .inventory import EPS, balance
-from .manufacturing import WorkOrderIn, create_work_order, requirements, work_orders
-from .masterdata import MADE_TYPES, bom_lines, explode, items
-from .purchasing import service as ps
-from .purchasing.tables import po_lines, purchase_orders
+from ...kernel.errors import invalid, refused
+from ...kernel.money import q4
+from ...kernel.schema import metadata
+from ...kernel.tx import Tx
+from ..inventory import EPS, balance
+from ..manufacturing import WorkOrderIn, create_work_order, requirements, work_orders
+from ..masterdata import MADE_TYPES, bom_lines, explode, items
+from ..purchasing import service as ps
+from ..purchasing.tables import po_lines, purchase_orders
+from .schemas import MrpRunIn, ReleaseIn
+from .tables import forecasts, mrp_runs, mrp_suggestions
 
-forecasts = Table(
-    "forecasts", metadata,
-    Column("item_id", String, primary_key=True),
-    Column("week_start", String, primary_key=True),     # Monday of the week
-    Column("qty", Float, nullable=False),
-)
-
-mrp_runs = Table(
-    "mrp_runs", metadata,
-    *doc_columns(),                                       # status: done
-    Column("run_on", String, nullable=False),
-    Column("horizon_weeks", Integer, nullable=False),
-    Column("firm_days", Integer, nullable=False),
-    Column("horizon_end", String, nullable=False),
-    Column("suggestions", Integer, nullable=False, default=0),
-)
-
-mrp_suggestions = Table(
-    "mrp_suggestions", metadata,
-    Column("id", String, primary_key=True),               # SUG-10001
-    Column("run_id", String, nullable=False, index=True),
-    Column("kind", String, nullable=False),               # planned_po | planned_wo | expedite | defer | cancel
-    Column("item_id", String, nullable=False),
-    Column("qty", Float, nullable=False),
-    Column("due_date", String, nullable=False),
-    Column("release_date", String, nullable=False),
-    Column("vendor_id", String),
-    Column("po_id", String),                              # expedite / defer / cancel: the order concerned
-    Column("po_line", Integer),
-    Column("wo_id", String),
-    Column("current_date", String),                       # expedite: when the supply is due now
-    Column("firm", Integer, nullable=False, default=0),
-    Column("status", String, nullable=False),             # open | released | superseded
-    Column("released_doc", String),
-    Column("released_by", String),
-    Column("released_on", String),
-    Column("note", Text),                                 # "late: ..." when the lead time is already past
-    Column("created_wall", String),
-)
-
-register_object("mrp_run", mrp_runs)
-register_object("mrp_suggestion", mrp_suggestions)
-
-SUGGESTION_KINDS = ("planned_po", "planned_wo", "expedite", "defer", "cancel")
 #: A scheduled receipt due this many days or more before it is needed is a *defer* action
 #: message; one due less early is not worth moving.
 DEFER_DAYS = 14
-
-
-class MrpRunIn(In):
-    """Run MRP over a horizon."""
-
-    horizon_weeks: int = Field(8, ge=1, le=52)
-    firm_days: int = Field(5, ge=0, le=90)
-
-
-class ReleaseIn(In):
-    """Override a suggestion's quantity, date or vendor when releasing it."""
-
-    qty: Quantity | None = Field(None, gt=0)
-    due_date: IsoDate | None = None
-    vendor_id: str | None = None
 
 
 def _add(day: str, n: int) -> str:
@@ -308,93 +234,3 @@ def suggestion_out(row: dict[str, Any]) -> dict[str, Any]:
     """A suggestion as the API shows it."""
     return {**{k: v for k, v in row.items() if k != "created_wall"}, "firm": bool(row["firm"]),
             "late": bool(row["note"] and str(row["note"]).startswith("late:"))}
-
-
-# Routes ----------------------------------------------------------------------------------------
-
-class MrpRunOut(BaseModel):
-    id: str
-    status: str
-    run_on: str
-    horizon_weeks: int
-    firm_days: int
-    horizon_end: str
-    suggestions: int
-    created_by: str | None = None
-    created_on: str
-    by_kind: dict[str, int] = {}
-    history: list[dict[str, Any]] = []
-    links: dict[str, list[str]] = {}
-
-
-class SuggestionOut(BaseModel):
-    id: str
-    run_id: str
-    kind: str
-    item_id: str
-    qty: float
-    due_date: str
-    release_date: str
-    vendor_id: str | None = None
-    po_id: str | None = None
-    po_line: int | None = None
-    wo_id: str | None = None
-    current_date: str | None = None
-    firm: bool
-    late: bool = False
-    status: str
-    released_doc: str | None = None
-    released_by: str | None = None
-    released_on: str | None = None
-    note: str | None = None
-
-
-class ForecastOut(BaseModel):
-    item_id: str
-    week_start: str
-    qty: float
-
-
-router = DomainRouter(tags=["planning"])
-
-
-@router.post("/mrp/runs", operation_id="mrp.run", status_code=201, response_model=Envelope[MrpRunOut],
-             summary="Run MRP (horizon_weeks default 8, firm_days default 5); earlier open suggestions are superseded")
-def post_mrp_run(body: MrpRunIn | None = None, api: Api = Depends(write_api)):
-    return api.write(lambda tx: run_mrp(tx, body or MrpRunIn()))
-
-
-@router.get("/mrp/runs", response_model=Envelope[Page[MrpRunOut]], summary="MRP runs, newest first")
-def list_mrp_runs(page: PageRequest = Depends(page_params), api: Api = Depends(read_api)):
-    def fn(tx: Tx):
-        listed = paginate(tx, select(mrp_runs.c.id).order_by(mrp_runs.c.id.desc()), page)
-        listed["items"] = [run_view(tx, r["id"]) for r in listed["items"]]
-        return listed
-    return api.read(fn)
-
-
-@router.get("/mrp/suggestions", response_model=Envelope[Page[SuggestionOut]],
-            summary="Suggestions of a run (default: the latest; filters: kind, item_id, firm, status)")
-def list_suggestions(run_id: str | None = None, kind: str | None = None, item_id: str | None = None,
-                     firm: bool | None = None, status: str | None = None, page: PageRequest = Depends(page_params),
-                     api: Api = Depends(read_api)):
-    def fn(tx: Tx):
-        rid = run_id or tx.scalar(select(mrp_runs.c.id).order_by(mrp_runs.c.id.desc()))
-        return paginate(tx, select(mrp_suggestions).order_by(mrp_suggestions.c.id), page, render=suggestion_out,
-                        run_id=rid or "", kind=kind, item_id=item_id,
-                        firm=None if firm is None else int(firm), status=status)
-    return api.read(fn)
-
-
-@router.post("/mrp/suggestions/{sug_id}/release", operation_id="mrp.release", status_code=201,
-             response_model=Envelope[SuggestionOut],
-             summary="Release a suggestion: planned PO → created and sent PO; planned WO → planned work order; "
-                     "expedite/defer/cancel → vendor request")
-def post_release(sug_id: str, body: ReleaseIn | None = None, api: Api = Depends(write_api)):
-    return api.write(lambda tx: release_suggestion(tx, sug_id, body))
-
-
-@router.get("/forecasts", response_model=Envelope[Page[ForecastOut]], summary="Demand forecasts by item and week")
-def list_forecasts(item_id: str | None = None, page: PageRequest = Depends(page_params), api: Api = Depends(read_api)):
-    return api.read(lambda tx: paginate(tx, select(forecasts).order_by(forecasts.c.item_id, forecasts.c.week_start),
-                                        page, item_id=item_id))
