@@ -71,7 +71,12 @@ TERMS: dict[str, tuple[str, ...]] = {
     "change": (r"\bchange[ds]?\b", r"\bmoved?\b", r"\bdifference\b", r"\bvariance\b", r"\bdelta\b",
                r"\b(?:fell|rose|dropped|declined|decreased|increased|grew|shrank)\b",
                r"\b(?:decrease|increase|decline|drop|fall|rise|swing|reduction|improvement)\b",
-               r"\b(?:lower|higher) than\b"),
+               r"\b(?:lower|higher) than\b",
+               # The change written as a direction alone ("..., down $X", "$X lower", "falling by
+               # $X"): the words of direction name the change as well as its sign.
+               r"\b(?:down|up|lower|higher|less|falling|rising|dropping|declining|decreasing|increasing|"
+               r"shrinking|growing|worse|better|gain(?:s|ed)?)\b", r"\bdeteriorat\w*", r"\berosion\b", r"\bshortfall\b",
+               r"\bnet (?:effect|impact|movement)\b", r"\bbridge total\b"),
 }
 
 NEGATIVE_TERMS: dict[str, tuple[str, ...]] = {
