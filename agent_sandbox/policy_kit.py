@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_sandbox.client import ErpClient, ErpError
+from agent_sandbox.client import ErpClient, ErpError, ErpUnreachable
 
 
 @dataclass
@@ -59,3 +59,27 @@ def handbook_clause(workspace: Path, clause: str) -> str:
     # Say what the folder held: an empty or missing handbook is the workspace's fault, not the clause's.
     held = ", ".join(p.name for p in files) if files else ("no .md file" if folder.is_dir() else "missing")
     raise RuntimeError(f"clause {clause} is not in the handbook ({folder}: {held})")
+
+
+def checked_write(send: Callable[[], Any], recorded: Callable[[], Any], tries: int = 4) -> Any:
+    """Check-before-resend (GEN-1.3 in the handbooks): send a write without a key; after a 5xx
+    or no answer (the write may have committed), look for its effect with `recorded()` (None or
+    empty when the ERP holds nothing) and send again only when it is absent. Returns the write's
+    answer, or what `recorded()` found. The alt policies write this way; the oracle uses keys."""
+    for _ in range(tries):
+        try:
+            return send()
+        except ErpUnreachable:
+            pass
+        except ErpError as exc:
+            if exc.status < 500:
+                raise
+        found = recorded()
+        if found is not None and found != [] and found != {}:
+            return found
+    raise RuntimeError("a write kept failing and the ERP holds no trace of it")
+
+
+def send_checked(client: ErpClient, method: str, path: str, body: Any, recorded: Callable[[], Any]) -> Any:
+    """`checked_write` of one request `method path` with JSON `body`."""
+    return checked_write(lambda: client.call(method, path, json_body=body), recorded)

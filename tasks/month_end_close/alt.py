@@ -18,11 +18,11 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agent_sandbox.client import ErpClient, ErpError, ErpUnreachable
+from agent_sandbox.client import ErpClient
+from agent_sandbox.policy_kit import checked_write
 
 CONTROLLER = "priya.raman"
 APPROVAL_AT = 5000.00          # CLO-1.3 (read from the handbook at run time; this is the fallback)
@@ -30,23 +30,6 @@ TIE_ACCOUNTS = ("1200", "2000", "2050")   # CLO-3.1
 STATE_FILE = "close-working.txt"           # what this policy booked, for its own later turns
 
 
-def checked_write(send: Callable[[], Any], recorded: Callable[[], Any], tries: int = 4) -> Any:
-    """Send a write without a key; after a 5xx or no answer, look for its effect with
-    `recorded()` and re-send only when it is absent."""
-    for n in range(tries):
-        try:
-            return send()
-        except ErpUnreachable:
-            pass
-        except ErpError as exc:
-            if exc.status < 500:
-                raise
-        found = recorded()
-        if found:
-            return found
-        if n == tries - 1:
-            raise RuntimeError("write failed and the ERP holds no trace of it")
-    return None
 
 
 def money(text: str) -> float:

@@ -27,30 +27,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from agent_sandbox.client import ErpClient, ErpError, ErpUnreachable
-from agent_sandbox.policy_kit import handbook_clause
+from agent_sandbox.client import ErpClient
+from agent_sandbox.policy_kit import handbook_clause, send_checked
 
 CONTROLLER = "priya.raman"
-TRANSIENT = (502, 503, 504)
 
 
 # Check-before-resend ----------------------------------------------------------------------------
 
-def send_checked(client: ErpClient, method: str, path: str, body: Any, recorded: Callable[[], Any]) -> Any:
-    """Send one unkeyed write; after a transient failure, look for its effect (`recorded` returns
-    it, or None when the ERP holds nothing) and send again only when there is none."""
-    for _ in range(4):
-        try:
-            return client.call(method, path, json_body=body)
-        except ErpUnreachable:
-            pass
-        except ErpError as exc:
-            if exc.status not in TRANSIENT:
-                raise
-        found = recorded()
-        if found is not None:
-            return found
-    raise RuntimeError("a write kept failing and the ERP recorded nothing")
 
 
 def clause_number(workspace: Path, clause: str, pattern: str) -> float:

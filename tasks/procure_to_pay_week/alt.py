@@ -22,7 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agent_sandbox.client import ErpClient, ErpError, ErpUnreachable
+from agent_sandbox.client import ErpClient
+from agent_sandbox.policy_kit import checked_write
 
 ME = "riley.park"
 MAIN_WAREHOUSE = "WH-MAIN"
@@ -30,24 +31,6 @@ MAIN_WAREHOUSE = "WH-MAIN"
 
 # -- write hygiene: check before re-sending ----------------------------------------------------
 
-def checked_write(send: Callable[[], Any], recorded: Callable[[], Any], tries: int = 4) -> Any:
-    """Send a write without a key; when it fails for a reason that may have left it committed
-    (a 5xx or no answer), look for its effect with `recorded()` and re-send only if it is absent.
-    Returns the write's answer, or what `recorded()` found."""
-    for n in range(tries):
-        try:
-            return send()
-        except ErpUnreachable:
-            pass
-        except ErpError as exc:
-            if exc.status < 500:
-                raise
-        found = recorded()
-        if found:
-            return found
-        if n == tries - 1:
-            raise RuntimeError("write failed and the ERP holds no trace of it")
-    return None
 
 
 # -- turn 1: purchase orders -------------------------------------------------------------------
