@@ -120,6 +120,30 @@ async def _read_body(receive: Receive) -> bytes:
             return body
 
 
+class AmbiguousJson(ValueError):
+    """A body that JSON parsers may read differently."""
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        dup = next(k for k in keys if keys.count(k) > 1)
+        raise AmbiguousJson(f"the key {dup!r} appears twice in one object")
+    return dict(pairs)
+
+
+def _constant(name: str) -> Any:
+    raise AmbiguousJson(f"{name} is not JSON")
+
+
+def parse_body(body: bytes) -> Any:
+    """The request body as the policy reads it. An unchanged body is forwarded byte for byte, so
+    the provider must read it exactly as the policy did: a key given twice (Python keeps the last
+    value, another parser may keep the first: `"tools": [web_search], "tools": []`) and
+    NaN/Infinity (not JSON; parsers differ) are refused, not resolved."""
+    return json.loads(body, object_pairs_hook=_object, parse_constant=_constant)
+
+
 class ProxyApp:
     """The ASGI app the agent talks to."""
 
@@ -186,7 +210,10 @@ class ProxyApp:
             raise Refusal(401, "authentication_error", "this attempt's API key has expired")
         body = await _read_body(receive)
         try:
-            doc = json.loads(body) if body else None
+            doc = parse_body(body) if body else None
+        except AmbiguousJson as exc:
+            raise Refusal(400, "invalid_request_error", f"refused by the model gateway: {exc}",
+                          cause="ambiguous_json") from None
         except ValueError:
             doc = None
         if not isinstance(doc, dict):

@@ -321,3 +321,33 @@ def test_bad_config_refused_with_a_clear_error(tmp_path: Path) -> None:
         start_gateway(gateway_config("http://127.0.0.1:9"), {"virtual_keys": ["short-" + secrets.token_hex(2)]},
                       workdir=tmp_path)
     assert "short-" not in str(info.value)  # a key is never echoed
+
+
+def test_a_body_parsers_could_read_two_ways_is_refused(make_pair: Any) -> None:
+    """Unchanged bodies go out byte for byte, so the provider must read what the policy read: a
+    key given twice (the policy would see the last value, a provider may keep the first) and
+    NaN/Infinity are refused, each beside the same request written once."""
+    pair = make_pair([TEXT_STEP] * 2)
+    headers = {"host": HOST, "x-api-key": VKEY, "content-type": "application/json"}
+    base = messages_body()
+    good = pair.http.post(pair.url + "/v1/messages", content=json.dumps(base).encode(), headers=headers)
+    assert good.status_code == 200, good.text  # positive control
+    sent = len(pair.received())
+    web = '[{"type": "web_search_20250305", "name": "web_search"}]'
+    smuggled = {
+        "tools twice": '{"model": "fake-claude", "max_tokens": 100, "tools": ' + web
+                       + ', "messages": [{"role": "user", "content": "hi"}], "tools": []}',
+        "nested key twice": '{"model": "fake-claude", "max_tokens": 100, "messages": [{"role": "user", '
+                            '"content": [{"type": "text", "text": "a", "type": "document"}]}]}',
+        "NaN": '{"model": "fake-claude", "max_tokens": 100, "temperature": NaN, '
+               '"messages": [{"role": "user", "content": "hi"}]}',
+    }
+    for name, raw in smuggled.items():
+        r = pair.http.post(pair.url + "/v1/messages", content=raw.encode(), headers=headers)
+        assert r.status_code == 400, (name, r.text)
+        assert r.json()["type"] == "error" and "refused by the model gateway" in r.json()["error"]["message"], name
+    assert len(pair.received()) == sent, "an ambiguous body reached the provider"
+    causes = [row.get("cause") for row in pair.ledger() if row["status"] == "refused"]
+    assert causes == ["ambiguous_json"] * len(smuggled)
+    again = pair.http.post(pair.url + "/v1/messages", content=json.dumps(base).encode(), headers=headers)
+    assert again.status_code == 200, again.text
