@@ -56,6 +56,7 @@ RESERVED_ENV = frozenset({"ERP_URL", "ERP_TOKEN", "HOME", "WORKSPACE", "TURN_BUD
 
 
 class SystemsFileError(ValueError):
+    exit_class = "bad_input"  # the orchestrator's exit class (orchestrator.exit_codes.Failure)
     """A systems file that cannot be used; the message names the file and the field."""
 
 

@@ -28,6 +28,7 @@ MAX_DELAY_S = 3600.0
 
 
 class FaultSpecError(ValueError):
+    exit_class = "bad_input"  # the orchestrator's exit class (orchestrator.exit_codes.Failure)
     """A fault spec that cannot be parsed; the message says which item and why."""
 
 

@@ -26,6 +26,7 @@ _CONDITION_RE = re.compile(r"^[a-z0-9][a-z0-9._,=@-]*$")
 
 
 class CellError(ValueError):
+    exit_class = "bad_input"  # orchestrator.exit_codes.Failure
     """A cell string that does not parse; the message says what is wrong and shows the form."""
 
 

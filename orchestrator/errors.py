@@ -106,10 +106,14 @@ class TaskError(AttemptError):
     """The task pack or its scenario is broken: the attempt says nothing about agent or infra."""
 
     kind: AttemptOutcome = "task_error"
+    exit_class = "task_error"  # orchestrator.exit_codes.Failure
+    exit_prefix = "task error: "
 
 
 class ConfigError(ValueError):
     """Bad input from the user (cell, systems file, options): reported, never retried."""
+
+    exit_class = "bad_input"  # orchestrator.exit_codes.Failure
 
 
 def classify_exception(exc: BaseException) -> AttemptOutcome:

@@ -27,8 +27,6 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from orchestrator.errors import TaskError  # the one TaskError (an attempt's, and a command's)
-
 
 class ExitCode(enum.IntEnum):
     """The process exit codes of `orchestrate`."""
@@ -209,16 +207,18 @@ class Ending:
         return int(self.failure.code)
 
 
-def _is_bad_input(exc: BaseException) -> bool:
-    from orchestrator.errors import ConfigError
-
-    names = {type(e).__name__ for e in _chain(exc)}
-    return isinstance(exc, ConfigError) or bool(names & {"CellError", "CampaignSpecError", "PackError",
-                                                           "SystemsFileError", "FaultSpecError", "DeclarationChanged"})
+def exit_class(exc: BaseException) -> Failure | None:
+    """The exit class an exception's own class declares (`exit_class`, a `Failure` value; the
+    error classes of tasks, agent_sandbox and erp_service carry it as a plain string because
+    they may not import the orchestrator), or None."""
+    value = getattr(type(exc), "exit_class", None)
+    return Failure(value) if isinstance(value, str) else None
 
 
 def failure_for(exc: BaseException) -> Ending:
-    """The class and one-line message for an exception that ended a command."""
+    """The class and one-line message for an exception that ended a command: the class its own
+    type (or one it came from) declares — a task error anywhere in the chain wins over bad input,
+    which wins over the rest — else engine unavailable, or infrastructure."""
     if isinstance(exc, KeyboardInterrupt):
         return Ending(Failure.INTERRUPTED, "interrupted")
     if is_engine_unavailable(exc):
@@ -229,13 +229,14 @@ def failure_for(exc: BaseException) -> Ending:
         return Ending(Failure.ENGINE_UNAVAILABLE,
                        f"the container engine is unavailable at {docker_host()}{why}; start the Docker daemon "
                        "or point DOCKER_HOST at it (or use --backend local where the command has one)")
-    # ScenarioError: the generator, the oracle's reference or truth.json (orchestrator/scenarios/cache.py).
-    if isinstance(exc, TaskError) or any(type(e).__name__ in ("TaskError", "ScenarioError") for e in _chain(exc)):
-        return Ending(Failure.TASK_ERROR, one_line(f"task error: {exc}"))
-    if _is_bad_input(exc):
-        return Ending(Failure.BAD_INPUT, one_line(str(exc)))
-    if type(exc).__name__ == "ImageBuildError":
-        return Ending(Failure.INFRA_ERROR, one_line(f"image build failed: {exc}"))
+    declared = [(e, c) for e in _chain(exc) if (c := exit_class(e)) is not None]
+    for wanted in (Failure.TASK_ERROR, Failure.BAD_INPUT):
+        if any(c is wanted for _, c in declared):
+            prefix = next((getattr(type(e), "exit_prefix", "") for e, c in declared if c is wanted), "")
+            return Ending(wanted, one_line(f"{prefix}{exc}"))
+    own = exit_class(exc)
+    if own is not None:
+        return Ending(own, one_line(f"{getattr(type(exc), 'exit_prefix', '')}{exc}"))
     if isinstance(exc, OSError):
         return Ending(Failure.INFRA_ERROR, one_line(f"{type(exc).__name__}: {exc}"))
     return Ending(Failure.INFRA_ERROR, one_line(f"internal error: {type(exc).__name__}: {exc} "

@@ -49,6 +49,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 class PackError(ValueError):
+    exit_class = "bad_input"  # the orchestrator's exit class (orchestrator.exit_codes.Failure)
     """A task pack is malformed; the message names the file and the field at fault."""
 
 

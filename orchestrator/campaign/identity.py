@@ -144,6 +144,7 @@ def plan_attempts(cells: list[Cell], seeds: list[int], reps: int, task_versions:
 
 
 class DeclarationChanged(RuntimeError):
+    exit_class = "bad_input"  # orchestrator.exit_codes.Failure
     """The label already holds a different campaign; the message lists what changed."""
 
 

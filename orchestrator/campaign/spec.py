@@ -27,6 +27,7 @@ MAX_TURN_BUDGET_S = 86_400.0
 LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 class CampaignSpecError(ValueError):
+    exit_class = "bad_input"  # orchestrator.exit_codes.Failure
     """A campaign declaration that cannot be run; the message names the field."""
 
 

@@ -215,9 +215,7 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:  # noqa: BLE001 — nothing has run yet: say what is wrong and stop
         if executor is not None:
             executor.close()
-        ending = failure_for(exc)
-        if ending.failure is Failure.INFRA_ERROR and _is_scenario_error(exc):
-            ending = failure_for(_as_task_error(exc))
+        ending = failure_for(exc)  # a ScenarioError (the pack's code failed) is a task error
         error(console, f"cannot start the campaign: {ending.message}", ending.failure)
         return ending.code
     try:
@@ -285,24 +283,6 @@ def _ray_executor(address: str, label: str, backend: str, declaration: dict[str,
         scenarios=built, turn_timeout_s=spec.turn_timeout_s, systems_file=spec.systems,
         model_access=spec.model_access, engine=engine, log=lambda text: say(console, text),
     )
-
-
-def _is_scenario_error(exc: BaseException) -> bool:
-    """A scenario build that failed in the task pack's code (generator, reference, truth)."""
-    cur: BaseException | None = exc
-    while cur is not None:
-        if type(cur).__name__ == "ScenarioError":
-            return True
-        cur = cur.__cause__ or cur.__context__
-    return False
-
-
-def _as_task_error(exc: BaseException) -> BaseException:
-    from orchestrator.errors import TaskError
-
-    err = TaskError(str(exc))
-    err.__cause__ = exc
-    return err
 
 
 def _final_code(console: Console, summary: dict[str, Any], result: Any, retries: int, *, stopped: bool) -> int:

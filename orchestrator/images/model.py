@@ -5,6 +5,8 @@ from dataclasses import dataclass, field
 
 
 class ImageBuildError(RuntimeError):
+    exit_class = "infra_error"  # orchestrator.exit_codes.Failure
+    exit_prefix = "image build failed: "
     """An image could not be built; the message says which and why (with the build's tail)."""
 
 

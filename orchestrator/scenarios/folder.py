@@ -22,6 +22,8 @@ DEFAULT_CACHE = REPO_ROOT / ".cache" / "scenarios"
 
 
 class ScenarioError(RuntimeError):
+    exit_class = "task_error"  # orchestrator.exit_codes.Failure
+    exit_prefix = "task error: "
     """A scenario could not be built, or its reference contradicts truth.json (a task bug)."""
 
 

@@ -88,10 +88,44 @@ def test_failure_classes_of_typical_exceptions():
     bug = failure_for(ZeroDivisionError("x"))
     assert bug.failure is Failure.INFRA_ERROR and bug.code == 3 and "\n" not in bug.message
 
-    class ScenarioError(RuntimeError):
-        pass
+    from orchestrator.scenarios.folder import ScenarioError
 
     assert failure_for(ScenarioError("projection run_payments: no such column")).code == 4
+
+    class LooksLikeOne(RuntimeError):  # a name is not a class: only a declared exit class counts
+        pass
+
+    LooksLikeOne.__name__ = "ScenarioError"
+    assert failure_for(LooksLikeOne("x")).failure is Failure.INFRA_ERROR
+
+
+def test_each_error_class_carries_its_exit_class():
+    """The classes that end commands declare their class themselves (no name matching), the
+    packages that may not import the orchestrator included; a cause down the chain counts, and a
+    task error wins over bad input."""
+    from agent_sandbox.systems import SystemsFileError
+    from erp_service.faults import FaultSpecError
+    from orchestrator.campaign.identity import DeclarationChanged
+    from orchestrator.campaign.spec import CampaignSpecError
+    from orchestrator.cells import CellError
+    from orchestrator.errors import ConfigError, TaskError
+    from orchestrator.images.model import ImageBuildError
+    from orchestrator.scenarios.folder import ScenarioError
+    from tasks.packs import PackError
+
+    expected = {CellError: Failure.BAD_INPUT, CampaignSpecError: Failure.BAD_INPUT, PackError: Failure.BAD_INPUT,
+                SystemsFileError: Failure.BAD_INPUT, FaultSpecError: Failure.BAD_INPUT,
+                DeclarationChanged: Failure.BAD_INPUT, ConfigError: Failure.BAD_INPUT,
+                ScenarioError: Failure.TASK_ERROR, TaskError: Failure.TASK_ERROR, ImageBuildError: Failure.INFRA_ERROR}
+    for cls, failure in expected.items():
+        assert failure_for(cls("what went wrong")).failure is failure, cls
+    assert failure_for(ImageBuildError("no base")).message == "image build failed: no base"
+    wrapped = RuntimeError("while building the scenario")
+    wrapped.__cause__ = PackError("task.yaml: bad field")
+    assert failure_for(wrapped).failure is Failure.BAD_INPUT
+    both = PackError("bad")
+    both.__cause__ = TaskError("projection failed")
+    assert failure_for(both).failure is Failure.TASK_ERROR
 
 
 def test_the_docs_class_table_gives_each_class_its_code():
