@@ -226,7 +226,7 @@ class DockerSandbox(Sandbox):
         self._agent_side: InThread | None = None  # the workspace keeper + netns holder, starting
         # the turns' containers and volumes, made ahead, removed beside
         self.turns = DockerTurns(TurnHost(
-            prefix=self.prefix, client=self.client, config=self.config, agent_image=backend.agent_image,
+            prefix=self.prefix, client=self.client, config=self.config, agent_image=lambda: backend.agent_image,
             has_init=backend.has_init, containers=self.containers, volumes=self.volumes, labels=self.labels,
             agent_namespace=self.agent_namespace, remove_container=self._remove_container,
             remove_volume=self._remove_volume))

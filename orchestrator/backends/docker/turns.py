@@ -55,7 +55,8 @@ class TurnHost:
     prefix: str                                  # name prefix of the attempt's engine objects
     client: Any                                  # docker.DockerClient
     config: RuntimeConfig
-    agent_image: str | None                      # the default image of a turn (resolved by `prepare`)
+    # The default image of a turn, read when a turn is made (the backend resolves it in `prepare`).
+    agent_image: Callable[[], str | None]
     has_init: bool                               # the engine runs docker-init in containers
     containers: dict[str, Any]
     volumes: dict[str, Any]
@@ -86,7 +87,7 @@ class DockerTurns:
                                           driver_opts=tmpfs_volume_options(cfg.turn_volume_bytes, uid=0, gid=0))
         sb.volumes[role] = volume
         sb.containers[f"{role}-keeper"] = start_keeper(
-            sb.client, sb.agent_image, name=f"{sb.prefix}-t{n}-keeper", labels=sb.labels("helper"),
+            sb.client, sb.agent_image(), name=f"{sb.prefix}-t{n}-keeper", labels=sb.labels("helper"),
             volume=volume.name, target=cfg.container_paths.turn_dir, user=cfg.agent_user,
             init=sb.has_init, start=start_container)
         return volume
@@ -148,7 +149,7 @@ class DockerTurns:
             env = dict(turn.env)
             env.update({"HOME": cp.home, "WORKSPACE": cp.workspace, "TMPDIR": cp.tmp})
             container = sb.client.containers.create(
-                turn.image or sb.agent_image,
+                turn.image or sb.agent_image(),
                 entrypoint=TURN_ENTRYPOINT,
                 command=["--turn-dir", cp.turn_dir],
                 name=f"{sb.prefix}-t{turn.n}",
