@@ -43,3 +43,22 @@ def verdicts(checks: dict[str, Any], filename: str, text: str, tmp: Path) -> dic
         res = CHECKS[check.type](check, ctx)
         out[name] = (res.passed, res.detail)
     return out
+
+
+def assert_table_sizes(correct: dict[str, Any], wrong: dict[str, tuple[Any, frozenset[str]]],
+                       checks: tuple[str, ...]) -> None:
+    """At least ten correct answers, and at least ten wrong ones aimed at each check."""
+    assert len(correct) >= 10
+    for check in checks:
+        assert sum(check in fails for _, fails in wrong.values()) >= 10, check
+
+
+def assert_passes_all(got: dict[str, tuple[bool, str]]) -> None:
+    """Every check passed."""
+    assert {c: r for c, r in got.items() if not r[0]} == {}
+
+
+def assert_fails_exactly(got: dict[str, tuple[bool, str]], fails: frozenset[str]) -> None:
+    """The checks in `fails` failed, and only those: what the answer gets right still passes."""
+    assert {c for c in fails if got[c][0]} == set(), got
+    assert {c for c, r in got.items() if c not in fails and not r[0]} == set(), got

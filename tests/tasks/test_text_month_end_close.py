@@ -9,7 +9,14 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.support.text_answers import text_checks, truth, verdicts
+from tests.support.text_answers import (
+    assert_fails_exactly,
+    assert_passes_all,
+    assert_table_sizes,
+    text_checks,
+    truth,
+    verdicts,
+)
 
 TASK = "month-end-close"
 SEEDS = (0, 1, 2)
@@ -268,9 +275,7 @@ def seeded(request) -> tuple[Facts, dict]:
 
 
 def test_every_text_check_has_ten_answers_each_way():
-    assert len(CORRECT) >= 10
-    for check in ALL:
-        assert sum(check in fails for _, fails in WRONG.values()) >= 10, check
+    assert_table_sizes(CORRECT, WRONG, ALL)
 
 
 @pytest.mark.parametrize("name", sorted(CORRECT))
@@ -278,7 +283,7 @@ def test_correct_close_notes_pass(seeded, name, tmp_path):
     f, checks = seeded
     assert set(checks) == set(ALL)
     got = verdicts(checks, "close-notes.md", CORRECT[name](f), tmp_path)
-    assert {c: r for c, r in got.items() if not r[0]} == {}
+    assert_passes_all(got)
 
 
 @pytest.mark.parametrize("name", sorted(WRONG))
@@ -286,5 +291,4 @@ def test_wrong_close_notes_fail_what_they_break(seeded, name, tmp_path):
     f, checks = seeded
     fn, fails = WRONG[name]
     got = verdicts(checks, "close-notes.md", fn(f), tmp_path)
-    assert {c for c in fails if got[c][0]} == set(), got
-    assert {c for c, r in got.items() if c not in fails and not r[0]} == set(), got
+    assert_fails_exactly(got, fails)
