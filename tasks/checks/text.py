@@ -1,6 +1,7 @@
 """Text checks over files the agent left in its workspace."""
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -49,6 +50,22 @@ class TextClaim(BaseModel):
     negation: Literal["any", "all", "ignore"] = "any"   # how a negated kind word denies it (claims.py)
 
 
+_COLUMN = r"^[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*$"
+# The names of the scenario's parties (final database): an alias that is a part of another
+# party's name ("Keystone" beside "Keystone State Metals") is ambiguous (claims.py: `grade`).
+DEFAULT_PARTIES = ["vendors.name", "customers.name", "items.description"]
+
+
+class ReferenceRows(BaseModel):
+    """Rows of a reference projection (the oracle's end state): those whose columns equal `where`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    projection: str
+    column: str
+    where: dict[str, str] = Field(default_factory=dict)
+
+
 class TextClaimsCheck(CheckBase):
     """Each required claim is supported by a unit (sentence, list item, table row) of the
     file(s) that states its subject, document, kind and figure, not negated, in the right
@@ -62,6 +79,11 @@ class TextClaimsCheck(CheckBase):
     # table whose number, compared ignoring case, dashes, spaces and slashes, is one of them (an
     # invoice is known by the vendor's number and by the id the ERP gave it when it was entered).
     erp_ids_from: str = Field(default="", pattern=r"^(?:[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)?$")
+    # A claim's documents are only those `column` of these reference rows holds (compared as
+    # `erp_ids_from` compares numbers): of a vendor's invoice numbers, the one the truth holds,
+    # not another invoice of the same vendor.
+    documents_in_reference: ReferenceRows | None = None
+    parties_from: list[str] = Field(default_factory=lambda: list(DEFAULT_PARTIES))
     exclusive: bool = True
 
     @model_validator(mode="after")
@@ -72,6 +94,9 @@ class TextClaimsCheck(CheckBase):
         unknown = set(self.require) - set(names)
         if unknown:
             raise ValueError(f"require names unknown claims: {sorted(unknown)}")
+        bad = [p for p in self.parties_from if not re.match(_COLUMN, p)]
+        if bad:
+            raise ValueError(f"parties_from: {bad} are not table.column")
         return self
 
 

@@ -4,6 +4,7 @@ gaming answers fail the checks they break. Over the generated truth of seeds 0-3
 on 0-2 and rises on 3)."""
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -48,9 +49,46 @@ def kilo(x: float) -> str:
 
 
 def coarse(x: float) -> str:
-    """Coarser than any reviewer takes for a bridge figure (one or two significant figures)."""
+    """One significant figure: the scale of an amount, not the amount (numbers.py)."""
     a = abs(x)
-    return f"${a / 1e6:.1f}M" if a >= 100_000 else f"${max(1, round(a / 1000))}K"
+    unit = 10 ** math.floor(math.log10(a))
+    return f"${round(a / unit) * unit / 1000:g}K" if a >= 1000 else f"${round(a / unit) * unit:g}"
+
+
+def two_sig(x: float, off: float = 0.0) -> str:
+    """Two significant figures, as a deck rounds them ("$5.5K" for $5,475.54); `off` moves the
+    figure by that many units of its last digit."""
+    a = abs(x)
+    e = math.floor(math.log10(a))
+    unit = 10 ** (e - 1)
+    v = (round(a / unit) + off) * unit
+    return f"${v / 1000:.{max(0, 4 - e)}f}K" if a >= 1000 else f"${v:.0f}"
+
+
+_ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+         "seventeen eighteen nineteen").split()
+_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+
+
+def spell(n: int) -> str:
+    """A whole number below a million in words, as a person writes it out."""
+    def small(k: int) -> str:
+        out = []
+        if k >= 100:
+            out.append(f"{_ONES[k // 100]} hundred")
+            k %= 100
+        if k >= 20:
+            out.append(_TENS[k // 10] + (f"-{_ONES[k % 10]}" if k % 10 else ""))
+        elif k:
+            out.append(_ONES[k])
+        return " ".join(out)
+    thousands, rest = divmod(n, 1000)
+    return " ".join(x for x in (f"{small(thousands)} thousand" if thousands else "", small(rest)) if x) or "zero"
+
+
+def words(x: float) -> str:
+    """An amount in words, rounded to whole dollars."""
+    return f"{spell(round(abs(x)))} dollars"
 
 
 def paren(x: float) -> str:
@@ -244,7 +282,63 @@ def c_terse_table(f: Facts) -> str:
             f"| Volume/other | | | {'-' if f.other < 0 else '+'}{abs(f.other):,.0f} |\n")
 
 
+def c_across_one_row(f: Facts) -> str:
+    """The bridge laid out across: one column per driver, its header naming the driver, its party
+    and document; one row of effects (the header binds each figure to its driver)."""
+    d = f.d
+    cols = [f"Price increase ({d['price']['who']}, {d['price']['doc']})",
+            f"Rebate ({d['rebate']['who']}, {d['rebate']['doc']})",
+            f"Mix ({d['mix']['who']}, {d['mix']['doc']})",
+            f"Write-off ({d['write_off']['who']}, {d['write_off']['doc']})", "Volume and other"]
+    vals = [paren(d[k]["amt"]) for k in ("price", "rebate", "mix", "write_off")]
+    vals.append(paren(f.other) if f.other < 0 else f"{f.other:,.2f}")
+    return head(f) + "Effect on margin ($):\n\n| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n| " + \
+        " | ".join(vals) + " |\n"
+
+
+def c_transposed_table(f: Facts) -> str:
+    """Drivers as columns, what is said of them as rows (who, document, effect)."""
+    d = f.d
+    keys = ("price", "rebate", "mix", "write_off")
+    return head(f) + "| | Price increase | Customer rebate | Mix | Inventory write-off |\n|---|---|---|---|---|\n" + \
+        "| Who | " + " | ".join(d[k]["who"] for k in keys) + " |\n" + \
+        "| Document | " + " | ".join(d[k]["doc"] for k in keys) + " |\n" + \
+        "| Effect on margin | " + " | ".join(f"-{usd(d[k]['amt'])}" for k in keys) + " |\n" + other_line(f)
+
+
+def c_amounts_in_words(f: Facts) -> str:
+    """Every driver's amount written out in words, rounded to whole dollars."""
+    return head(f) + "\n".join(f"- {x}" for x in driver_sentences(f, words).values()) + "\n" + other_line(f)
+
+
+def c_two_significant_figures(f: Facts) -> str:
+    """Amounts rounded to two significant figures, written "$5.5K", "about 5.5k", "$5.5 thousand"."""
+    forms = [two_sig, lambda x: "about " + two_sig(x).lstrip("$").lower(),
+             lambda x: two_sig(x).replace("K", " thousand")]
+    s = driver_sentences(f)
+    for i, k in enumerate(("price", "rebate", "mix", "write_off")):
+        s[k] = s[k].replace(usd(f.d[k]["amt"]), forms[i % 3](f.d[k]["amt"]))
+    return head(f) + "\n".join(f"- {x}" for x in s.values()) + "\n" + other_line(f)
+
+
+def c_counterfactuals(f: Facts) -> str:
+    """Each driver measured as what margin would have been without it."""
+    d = f.d
+    return head(f) + (
+        f"- Without the price increase {d['price']['who']} billed on invoice {d['price']['doc']}, margin would "
+        f"have been {usd(d['price']['amt'])} higher.\n"
+        f"- Had it not been for the retroactive rebate to {d['rebate']['who']} (JE {d['rebate']['doc']}), margin "
+        f"would have risen by another {usd(d['rebate']['amt'])}.\n"
+        f"- Excluding the low-margin project sale of {d['mix']['who']} on {d['mix']['doc']}, the mix would have "
+        f"added {usd(d['mix']['amt'])} more margin.\n"
+        f"- But for the write-off of {d['write_off']['who']} on adjustment {d['write_off']['doc']}, margin would "
+        f"have been {usd(d['write_off']['amt'])} higher.\n") + other_line(f)
+
+
 CORRECT: dict[str, Callable[[Facts], str]] = {
+    "bridge across one row": c_across_one_row, "transposed table": c_transposed_table,
+    "amounts in words": c_amounts_in_words, "two significant figures": c_two_significant_figures,
+    "counterfactuals": c_counterfactuals,
     "terse table": c_terse_table,
     "prose": c_prose, "bullets rounded to dollars": c_bullets_rounded, "table with parentheses": c_table_parentheses,
     "K amounts and ERP ids": c_kilo_bullets_erp_ids, "headings and abbreviations": c_headings,
@@ -431,7 +525,58 @@ def w_other(how: str) -> Callable[[Facts], str]:
     return fn
 
 
+def w_across_rotated(f: Facts) -> str:
+    """The bridge across, each driver's header naming the next driver's document."""
+    d = f.d
+    keys = ("price", "rebate", "mix", "write_off")
+    label = {"price": "Price increase", "rebate": "Rebate", "mix": "Mix", "write_off": "Write-off"}
+    cols = [f"{label[k]} ({d[k]['who']}, {d[keys[(i + 1) % 4]]['doc']})" for i, k in enumerate(keys)]
+    return head(f) + "| " + " | ".join(cols) + " |\n|" + "---|" * 4 + "\n| " + \
+        " | ".join(paren(d[k]["amt"]) for k in keys) + " |\n" + other_line(f)
+
+
+def w_across_everything(f: Facts) -> str:
+    """One row that lists every driver, party, document and amount in each of its cells."""
+    d = f.d
+    return head(f) + "| Drivers | Parties | Documents | Amounts |\n|---|---|---|---|\n| price increase, rebate, mix, " \
+        "write-off | " + ", ".join(d[k]["who"] for k in d) + " | " + ", ".join(d[k]["doc"] for k in d) + " | " + \
+        ", ".join(paren(d[k]["amt"]) for k in d) + " |\n" + other_line(f)
+
+
+def w_counterfactual_wrong_way(k: str) -> Callable[[Facts], str]:
+    """"Without X, margin would have fallen": X raised margin, which is the wrong way."""
+    def fn(f: Facts) -> str:
+        s = driver_sentences(f)
+        d = f.d[k]
+        s[k] = (f"Without the {k.replace('_', '-')} ({d['who']}, {d['doc']}), margin would have fallen by a further "
+                f"{usd(d['amt'])}.")
+        if k == "price":
+            s[k] = s[k].replace("the price", "the price increase")
+        return from_sentences(f, s)
+    return fn
+
+
+def w_amount_words(k: str) -> Callable[[Facts], str]:
+    """The driver's amount in words, ten percent off."""
+    def fn(f: Facts) -> str:
+        s = driver_sentences(f)
+        s[k] = s[k].replace(usd(f.d[k]["amt"]), words(f.d[k]["amt"] * 1.1))
+        return from_sentences(f, s)
+    return fn
+
+
+def w_amount_outside_rounding(k: str) -> Callable[[Facts], str]:
+    """Two significant figures, but the last digit is off by more than its rounding."""
+    def fn(f: Facts) -> str:
+        s = driver_sentences(f)
+        s[k] = s[k].replace(usd(f.d[k]["amt"]), two_sig(f.d[k]["amt"], off=-1))
+        return from_sentences(f, s)
+    return fn
+
+
 WRONG: dict[str, tuple[Callable[[Facts], str], frozenset[str]]] = {
+    "across, rotated documents": (w_across_rotated, frozenset({PRICE, REBATE, MIX, WRITE_OFF})),
+    "across, everything in one row": (w_across_everything, frozenset({PRICE, REBATE, MIX, WRITE_OFF})),
     "list everything": (w_list_everything, frozenset({PRICE, REBATE, MIX, WRITE_OFF, OTHER})),
     "swapped amounts": (w_swapped_amounts, frozenset({PRICE, REBATE, MIX, WRITE_OFF})),
     "rotated documents": (w_rotated_documents, frozenset({PRICE, REBATE, MIX, WRITE_OFF})),
@@ -448,6 +593,9 @@ for _k, _check in DRIVER_CHECKS.items():
     WRONG[f"{_k}: amount only elsewhere"] = (w_amount_elsewhere(_k), frozenset({_check}))
     WRONG[f"{_k}: wrong party"] = (w_wrong_subject(_k), frozenset({_check}))
     WRONG[f"{_k}: another driver's document"] = (w_foreign_doc(_k), frozenset({_check}))
+    WRONG[f"{_k}: counterfactual the wrong way"] = (w_counterfactual_wrong_way(_k), frozenset({_check}))
+    WRONG[f"{_k}: amount in words ten percent off"] = (w_amount_words(_k), frozenset({_check}))
+    WRONG[f"{_k}: two figures, off by more than their rounding"] = (w_amount_outside_rounding(_k), frozenset({_check}))
 for _how in ("swapped months", "wrong direction", "no direction", "change missing", "change wrong", "no months",
              "prior missing", "plus sign", "improved", "too coarse", "favourable"):
     WRONG[f"margins: {_how}"] = (w_margins(_how), frozenset({MARGINS}))

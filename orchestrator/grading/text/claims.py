@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
 
 from orchestrator.grading.text.numbers import Figure, figures, matches, states_exactly
 from orchestrator.grading.text.segment import Unit, units
@@ -43,6 +44,15 @@ FAVOUR = re.compile(r"(?:un)?favou?rable|adverse", re.IGNORECASE)
 MEASURE = re.compile(r"\b(?:gross[ -])?(?:margins?|profit|gm)\b", re.IGNORECASE)
 # Terms a section heading may not supply: a "Tie-outs" heading does not say an account ties.
 NO_CONTEXT_TERMS = frozenset({"ties"})
+# A counterfactual sets a cause aside to measure it ("without the price increase, margin would
+# have been $X higher", "had it not been for the rebate ..."): it states the cause, it denies
+# nothing; its direction words describe the world without the cause, so they count reversed.
+_COUNTERFACTUAL_CUE = re.compile(
+    r"\b(?:without|absent|excluding|but for|if not for|were it not for|had it not been for|"
+    r"if (?:it|there) (?:were|was|had been|had) not (?:been )?(?:for )?|"
+    r"if (?:we|you|one) (?:exclude|remove|strip out|take out|set aside)d?)\b[^.;|,]{0,40}$", re.IGNORECASE)
+_WOULD = re.compile(r"\b(?:would|could|might)(?:\s+not|n't)?\s+(?:have|be)\b|\bwould've\b|\b\w+'d have\b",
+                    re.IGNORECASE)
 _YES = re.compile(r"(?:yes|y|true|ok|✓|✔|☑|x)\.?", re.IGNORECASE)
 _NO = re.compile(r"(?:no|n|false|✗|✘|❌)\.?", re.IGNORECASE)
 
@@ -100,12 +110,14 @@ class _Found:
     kind: list[_Span] = field(default_factory=list)
     negative: list[_Span] = field(default_factory=list)
     context_kind: bool = False
+    counterfactual: bool = False    # a kind word stands in a counterfactual ("without the rebate ... would")
 
 
 def unit_text(u: Unit) -> str:
     """A unit's text as a reviewer reads it: a table row's yes/no cells read as their header
-    ("Tied?: Yes" is "Tied", "No" is "not Tied"), a zero difference as "no difference"."""
-    if u.kind != "row":
+    ("Tied?: Yes" is "Tied", "No" is "not Tied"), a zero difference as "no difference"; a table
+    column's cells read with their row's label ("Document: MSB-30001")."""
+    if u.kind not in ("row", "column"):
         return u.text
     parts = []
     for header, cell in u.cells:
@@ -116,6 +128,8 @@ def unit_text(u: Unit) -> str:
             parts.append("not " + h)
         elif re.search(r"differ", h, re.IGNORECASE) and (figs := figures(cell)) and all(f.value == 0 for f in figs):
             parts.append("no difference")
+        elif cell and h and u.kind == "column":
+            parts.append(f"{h}: {cell}")
         elif cell:
             parts.append(cell)
     return " | ".join(parts)
@@ -139,13 +153,22 @@ def _negated(text: str, s: _Span, status: bool) -> bool:
     return status and bool(HEDGE_BEFORE.search(before) or NEGATION_AFTER.search(text[s.end:s.end + 45]))
 
 
+def _counterfactual(text: str, s: _Span) -> bool:
+    """The kind word is the cause a counterfactual sets aside (see `_COUNTERFACTUAL_CUE`)."""
+    before = re.split(r"[.;|(]", text[max(0, s.start - 60):s.start])[-1]
+    return bool(_COUNTERFACTUAL_CUE.search(before) and _WOULD.search(text))
+
+
 def _find(c: Claim, text: str, context: str) -> _Found:
     f = _Found()
     f.subject = _alias_spans(text, c.subject)
     f.document = _alias_spans(text, c.document)
     for term in c.kind:
         for s in _spans(text, term_patterns(term)):
-            s.negated = _negated(text, s, term in STATUS_TERMS)
+            if term not in STATUS_TERMS and _counterfactual(text, s):
+                f.counterfactual = True
+            else:
+                s.negated = _negated(text, s, term in STATUS_TERMS)
             f.kind.append(s)
         f.negative += _spans(text, negative_patterns(term))
         if term not in NO_CONTEXT_TERMS and context and any(p.search(context) for p in term_patterns(term)):
@@ -234,6 +257,8 @@ def _judge(c: Claim, text: str, f: _Found, figs: Sequence[Figure], dir_words: Se
     # word; a driver's kind ("price increase") is no direction of the measure.
     stated = direction(text, dir_words, comparatives=c.direction_required) or (
         _own_direction(c, text, f.kind) if c.direction_required else "")
+    if f.counterfactual and stated:
+        stated = "up" if stated == "down" else "down"
     if c.effect and stated and stated != c.effect:
         return f"gives the wrong direction ({stated}, truth {c.effect})"
     if c.amount is not None:
@@ -335,20 +360,65 @@ def _shared(claims: Sequence[Claim], text: str, found: dict[str, _Found], figs: 
         shared_kind = any(kind_count.get(t, 0) > 1 for t in c.kind) and bool(c.subject)
         kinds = [s for s in f.kind if (shared_kind and not s.negated) or _nearest(anchors, s.start, s.end, breaks) == c.name]
         negs = [s for s in f.negative if _nearest(anchors, s.start, s.end, breaks) == c.name]
-        view = _Found(f.subject, f.document, kinds, negs, f.context_kind)
+        view = _Found(f.subject, f.document, kinds, negs, f.context_kind, f.counterfactual)
         words = [s for s in dir_spans if _nearest(anchors, s.start, s.end, breaks) == c.name]
         out[c.name] = _judge(c, text, view, mine, words)
     return out
 
 
-def grade(markdown: str, claims: Sequence[Claim], *, exclusive: bool = True) -> dict[str, Verdict]:
-    """For every claim, whether some unit of `markdown` supports it (see the module docstring)."""
+@cache
+def _name_pattern(name: str) -> re.Pattern[str]:
+    return re.compile(phrase_pattern(name), re.IGNORECASE)
+
+
+@dataclass
+class _Others:
+    """For one claim: other parties' names that hold one of its aliases, and its aliases that,
+    not being a party's whole name, are part of another's ("Keystone" beside "Keystone State
+    Metals", when the claim's party is Keystone Fastener)."""
+
+    names: list[re.Pattern[str]] = field(default_factory=list)
+    ambiguous: frozenset[str] = frozenset()
+
+
+def _others(c: Claim, parties: Sequence[str]) -> _Others:
+    own = {a.casefold() for a in c.subject + c.document}
+    whole = {p.casefold() for p in parties}
+    aliases = [a for a in c.subject + c.document if a.strip()]
+    holders = [p for p in parties if p.casefold() not in own and any(_name_pattern(a).search(p) for a in aliases)]
+    ambiguous = frozenset(a.casefold() for a in c.subject if a.casefold() not in whole
+                          and any(_name_pattern(a).search(p) for p in holders))
+    return _Others([_name_pattern(p) for p in holders], ambiguous)
+
+
+def _drop_others(f: _Found, text: str, o: _Others) -> None:
+    """A mention inside another party's name is that party's; a subject named only by an
+    ambiguous alias is not named, unless the unit also names the claim's document."""
+    if o.names:
+        spans = [(m.start(), m.end()) for p in o.names for m in p.finditer(text)]
+
+        def inside(s: _Span) -> bool:
+            return any(a <= s.start and s.end <= b and b - a > s.end - s.start for a, b in spans)
+        f.subject = [s for s in f.subject if not inside(s)]
+        f.document = [s for s in f.document if not inside(s)]
+    if o.ambiguous and not f.document and all(s.alias.casefold() in o.ambiguous for s in f.subject):
+        f.subject = []
+
+
+def grade(markdown: str, claims: Sequence[Claim], *, exclusive: bool = True,
+          parties: Sequence[str] = ()) -> dict[str, Verdict]:
+    """For every claim, whether some unit of `markdown` supports it (see the module docstring).
+    `parties` are the names of the scenario's parties (vendors, customers, items): an alias that
+    is part of another party's name is ambiguous and names its claim only beside its document."""
     verdicts = {c.name: Verdict(c.name, False, why="no unit mentions it") for c in claims}
     shared = _shared_aliases(claims)
+    others = {c.name: _others(c, parties) for c in claims}
     for u in units(markdown):
         text = unit_text(u)
         figs = figures(text)
         found = {c.name: _find(c, text, u.context) for c in claims}
+        for c in claims:
+            _drop_others(found[c.name], text, others[c.name])
         _drop_inner(found)
         named = [c for c in claims if _names(c, found[c.name], figs, shared)]
         if not named:

@@ -1,7 +1,8 @@
 """Cutting a markdown answer into the units a reviewer reads one at a time.
 
 A unit is a sentence of a paragraph, a list item (with its continuation lines), a table row
-(its cells known by their column's header), or a heading. Sentence boundaries come from pysbd
+(its cells known by their column's header), a table column (its header and its cells, each known
+by its row's label), or a heading. Sentence boundaries come from pysbd
 (rule-based; decimals, initials, most abbreviations); before it runs, the full stops of the
 abbreviations a business answer uses ("invoice no. PA-1", "approx. $1.2K", "Sept. 30", a
 vendor named "… Co.") are masked so that no sentence ends inside them. Each unit keeps the
@@ -39,9 +40,10 @@ class Unit:
     """One unit of the answer: what it says, what kind of block it came from, and its context."""
 
     text: str
-    kind: str                                  # "sentence", "item", "row", "heading"
+    kind: str                                  # "sentence", "item", "row", "column", "heading"
     context: str = ""                          # the heading it stands under
-    cells: tuple[tuple[str, str], ...] = field(default_factory=tuple)  # a row's (header, cell)
+    # a row's (column header, cell); a column's ("", its header) then (row label, cell)
+    cells: tuple[tuple[str, str], ...] = field(default_factory=tuple)
 
 
 @cache
@@ -85,6 +87,29 @@ def _is_table_line(line: str) -> bool:
     return line.count("|") >= 2 or (line.strip().startswith("|") and line.count("|") >= 1)
 
 
+def _is_label(cell: str) -> bool:
+    """A cell that names what its row is about ("Gross margin", "Document"), not a figure."""
+    return bool(re.search(r"[A-Za-z]{3,}", re.sub(r"\b(?:USD|[kKmM]n?|bn|thousand|million)\b", "", cell)))
+
+
+def _columns(header: list[str], rows: list[list[str]], context: str) -> list[Unit]:
+    """A table's columns as units, each cell known by its row's label: a bridge laid out across
+    (one column per driver, its header naming the driver) states each driver in its column.
+    When the first column holds row labels ("Document", "Effect on margin"), it is not a unit
+    of its own and labels the other columns' cells."""
+    width = max([len(header)] + [len(r) for r in rows]) if rows else 0
+    if width < 2:
+        return []
+    labelled = all(r and _is_label(r[0]) for r in rows)
+    out = []
+    for j in range(1 if labelled else 0, width):
+        title = header[j] if j < len(header) else ""
+        pairs = tuple((r[0] if labelled else "", r[j] if j < len(r) else "") for r in rows)
+        text = " | ".join([title] * bool(title) + [f"{a}: {b}" if a else b for a, b in pairs if b])
+        out.append(Unit(text, "column", context, (("", title), *pairs)))
+    return out
+
+
 def units(markdown: str) -> list[Unit]:
     """Every unit of a markdown text, in reading order."""
     lines = markdown.replace("\r\n", "\n").replace("\r", "\n").split("\n")
@@ -116,11 +141,14 @@ def units(markdown: str) -> list[Unit]:
             flush()
             header = _cells(line)
             i += 2
+            rows: list[list[str]] = []
             while i < len(lines) and lines[i].strip() and _is_table_line(lines[i]):
                 row = _cells(lines[i])
+                rows.append(row)
                 pairs = tuple((header[k] if k < len(header) else "", c) for k, c in enumerate(row))
                 out.append(Unit(" | ".join(c for c in row if c), "row", context, pairs))
                 i += 1
+            out += _columns(header, rows, context)
             continue
         item = _ITEM.match(line)
         if item:
