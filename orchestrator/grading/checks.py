@@ -20,7 +20,7 @@ from orchestrator.grading.audit import AuditContext
 from orchestrator.grading.ledger import ledger_ties
 from orchestrator.grading.projections import Table
 from orchestrator.grading.rules import Finding, get_rule
-from orchestrator.grading.text import claim_from_spec, grade
+from orchestrator.grading.text import Verdict, claim_from_spec, grade
 from orchestrator.grading.text.mentions import uses
 
 DETAIL_MAX = 500
@@ -349,33 +349,25 @@ def _doc_no(v: object) -> str:
     return re.sub(r"[-\s/]", "", str(v)).upper()
 
 
-def _with_erp_ids(documents: list[str] | str, source: str, db: sqlite3.Connection | None) -> list[str]:
-    """The documents plus the ERP ids of the rows of `source` ("table.column") numbered as one of them."""
+def _with_erp_ids(documents: list[str] | str, source: str, db: sqlite3.Connection | None,
+                  where: dict[str, str] | None = None) -> list[str]:
+    """The documents plus the ERP ids of the rows of `source` ("table.column") numbered as one of
+    them; with `where`, only the documents numbering a row whose columns equal its values."""
     docs = [documents] if isinstance(documents, str) else list(documents)
     wanted = {_doc_no(d) for d in docs if str(d).strip()}
     if not wanted or db is None:
-        return docs
+        return [] if where else docs
     table, column = source.split(".")
+    cols = ", ".join(f'"{c}"' for c in where or {})  # names: pattern-checked in the model
     try:
-        rows = db.execute(f'SELECT id, "{column}" FROM "{table}"').fetchall()  # names: pattern-checked in the model
+        rows = db.execute(f'SELECT id, "{column}"{", " + cols if cols else ""} FROM "{table}"').fetchall()
     except sqlite3.Error:
-        return docs
-    return docs + sorted({str(r[0]) for r in rows if r[1] is not None and _doc_no(r[1]) in wanted})
-
-
-def _in_reference(documents: list[str] | str, rows: Any, reference: dict[str, Table | Exception]) -> list[str]:
-    """The documents the reference rows hold (see TextClaimsCheck.documents_in_reference)."""
-    docs = [documents] if isinstance(documents, str) else list(documents)
-    table = reference.get(rows.projection)
-    if not isinstance(table, Table):
-        raise LookupError(f"documents_in_reference: no reference projection {rows.projection!r} ({table})")
-    held = {_doc_no(r.get(rows.column, "")) for r in table.rows
-            if all(r.get(k, "") == v for k, v in rows.where.items())}
-    kept = [d for d in docs if _doc_no(d) in held]
-    if docs and not kept:
-        # A claim left without documents would need none: the reference must hold one.
-        raise LookupError(f"documents_in_reference: none of {docs[:4]} is in {rows.projection} where {rows.where}")
-    return kept
+        return [] if where else docs
+    rows = [r for r in rows if r[1] is not None and _doc_no(r[1]) in wanted
+            and all(str(r[2 + k]) == v for k, v in enumerate((where or {}).values()))]
+    numbers = {_doc_no(r[1]) for r in rows}
+    kept = [d for d in docs if _doc_no(d) in numbers] if where else docs
+    return kept + sorted({str(r[0]) for r in rows})
 
 
 def _parties(sources: list[str], db: sqlite3.Connection | None) -> tuple[str, ...]:
@@ -398,15 +390,23 @@ def check_text_claims(check, ctx: CheckContext) -> CheckOutcome:
     if not files:
         return CheckOutcome(False, f"no file matches {check.path!r} in the workspace")
     specs = [c.model_dump() for c in check.claims]
-    if check.documents_in_reference is not None:
-        specs = [{**s, "document": _in_reference(s["document"], check.documents_in_reference, ctx.reference)}
-                 if s["document"] else s for s in specs]
+    need = list(check.require) or [c.name for c in check.claims]
+    unmet: list[str] = []
     if check.erp_ids_from:
-        specs = [{**s, "document": _with_erp_ids(s["document"], check.erp_ids_from, ctx.final_db)} for s in specs]
+        for s in specs:
+            if not s["document"]:
+                continue
+            docs = _with_erp_ids(s["document"], check.erp_ids_from, ctx.final_db, check.documents_where)
+            if docs:
+                s["document"] = docs
+            elif s["name"] in need:
+                unmet.append(s["name"])  # no row of its documents is as `documents_where` says
     claims = [claim_from_spec(s) for s in specs]
     parties = _parties(check.parties_from, ctx.final_db if ctx.final_db is not None else ctx.start_db)
     verdicts = grade(_read(files), claims, exclusive=check.exclusive, parties=parties)
-    need = list(check.require) or [c.name for c in claims]
+    for name in unmet:
+        where = ", ".join(f"{k} {v}" for k, v in check.documents_where.items())
+        verdicts[name] = Verdict(name, False, why=f"none of its documents is a {check.erp_ids_from} row with {where}")
     failed = [verdicts[n] for n in need if not verdicts[n].supported]
     data = {"claims": {n: verdicts[n].supported for n in need}}
     if failed:

@@ -56,16 +56,6 @@ _COLUMN = r"^[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*$"
 DEFAULT_PARTIES = ["vendors.name", "customers.name", "items.description"]
 
 
-class ReferenceRows(BaseModel):
-    """Rows of a reference projection (the oracle's end state): those whose columns equal `where`."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    projection: str
-    column: str
-    where: dict[str, str] = Field(default_factory=dict)
-
-
 class TextClaimsCheck(CheckBase):
     """Each required claim is supported by a unit (sentence, list item, table row) of the
     file(s) that states its subject, document, kind and figure, not negated, in the right
@@ -79,10 +69,11 @@ class TextClaimsCheck(CheckBase):
     # table whose number, compared ignoring case, dashes, spaces and slashes, is one of them (an
     # invoice is known by the vendor's number and by the id the ERP gave it when it was entered).
     erp_ids_from: str = Field(default="", pattern=r"^(?:[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)?$")
-    # A claim's documents are only those `column` of these reference rows holds (compared as
-    # `erp_ids_from` compares numbers): of a vendor's invoice numbers, the one the truth holds,
-    # not another invoice of the same vendor.
-    documents_in_reference: ReferenceRows | None = None
+    # With `erp_ids_from`: a claim's documents are only those numbering a row of that table whose
+    # columns equal these values in the final database (the vendor's invoice that is on hold, not
+    # another invoice of the same vendor), with that row's ERP id; a required claim none of whose
+    # documents numbers such a row is not supported.
+    documents_where: dict[str, str] = Field(default_factory=dict)
     parties_from: list[str] = Field(default_factory=lambda: list(DEFAULT_PARTIES))
     exclusive: bool = True
 
@@ -94,7 +85,10 @@ class TextClaimsCheck(CheckBase):
         unknown = set(self.require) - set(names)
         if unknown:
             raise ValueError(f"require names unknown claims: {sorted(unknown)}")
-        bad = [p for p in self.parties_from if not re.match(_COLUMN, p)]
+        if self.documents_where and not self.erp_ids_from:
+            raise ValueError("documents_where needs erp_ids_from (the table whose rows it selects)")
+        bad = [p for p in self.parties_from + list(self.documents_where) if not re.match(_COLUMN, p)
+               and not (p in self.documents_where and re.match(r"^[a-z_][a-z0-9_]*$", p))]
         if bad:
             raise ValueError(f"parties_from: {bad} are not table.column")
         return self

@@ -1,13 +1,16 @@
 """Grading a written answer with a pack's real text checks, over a generated scenario's truth.
 
 `text_checks(task, truth)` gives the pack's `text_claims` checks with their `{truth:…}`
-placeholders filled; `verdicts(checks, filename, text, tmp)` writes the answer into a fresh
-workspace and runs each check's registered grader function on it.
+placeholders filled; `verdicts(checks, filename, text, tmp, db)` writes the answer into a fresh
+workspace and runs each check's registered grader function on it, with `db` as the final
+database; `master_db(task, seed)` is one holding the scenario's parties (vendors, customers,
+items: the names an alias may be part of) and an `ap_invoices` table to fill.
 """
 from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -23,20 +26,35 @@ def truth(task: str, seed: int) -> dict[str, Any]:
     return json.loads((scen.dir / "truth.json").read_text())
 
 
+def master_db(task: str, seed: int) -> sqlite3.Connection:
+    """An in-memory final database with the scenario's vendors, customers and items, and an empty
+    `ap_invoices (id, vendor_id, invoice_no, status)` for a test to fill."""
+    scen = ensure_scenario(task, seed, reference=False)
+    db = sqlite3.connect("file::memory:", uri=True)
+    db.execute("ATTACH DATABASE ? AS scen", (f"file:{scen.dir / 'scenario.db'}?mode=ro",))
+    for table in ("vendors", "customers", "items"):
+        db.execute(f"CREATE TABLE {table} AS SELECT * FROM scen.{table}")
+    db.execute("DETACH DATABASE scen")
+    db.execute("CREATE TABLE ap_invoices (id TEXT PRIMARY KEY, vendor_id TEXT, invoice_no TEXT, status TEXT)")
+    return db
+
+
 def text_checks(task: str, truth_json: dict[str, Any], types: tuple[str, ...] = ("text_claims",)) -> dict[str, Any]:
     """The pack's checks of `types`, by name, resolved against `truth_json`."""
     values = truth_json.get("values", {})
     return {c.name: _resolved_check(c, values) for c in load_task(task).spec.checks if c.type in types}
 
 
-def verdicts(checks: dict[str, Any], filename: str, text: str, tmp: Path) -> dict[str, tuple[bool, str]]:
-    """{check name: (passed, detail)} for `text` saved as `filename` in an empty workspace."""
+def verdicts(checks: dict[str, Any], filename: str, text: str, tmp: Path,
+             db: sqlite3.Connection | None = None) -> dict[str, tuple[bool, str]]:
+    """{check name: (passed, detail)} for `text` saved as `filename` in an empty workspace, with
+    `db` as the final database."""
     ws = tmp / "workspace"
     if ws.exists():
         shutil.rmtree(ws)
     ws.mkdir(parents=True)
     (ws / filename).write_text(text, encoding="utf-8")
-    ctx = CheckContext(agent={}, reference={}, audit=None, final_db=None, start_db=None,  # type: ignore[arg-type]
+    ctx = CheckContext(agent={}, reference={}, audit=None, final_db=db, start_db=None,  # type: ignore[arg-type]
                        workspace=ws, grading_date="2026-10-02")
     out = {}
     for name, check in checks.items():

@@ -5,6 +5,7 @@ on 0-2 and rises on 3)."""
 from __future__ import annotations
 
 import math
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -14,6 +15,7 @@ from tests.support.text_answers import (
     assert_fails_exactly,
     assert_passes_all,
     assert_table_sizes,
+    master_db,
     text_checks,
     truth,
     verdicts,
@@ -65,9 +67,9 @@ def two_sig(x: float, off: float = 0.0) -> str:
     return f"${v / 1000:.{max(0, 4 - e)}f}K" if a >= 1000 else f"${v:.0f}"
 
 
-_ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-         "seventeen eighteen nineteen").split()
-_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+_ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+         "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+_TENS = ["_", "_", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
 
 
 def spell(n: int) -> str:
@@ -605,9 +607,9 @@ for _how in ("missing", "wrong sign", "wrong amount", "too coarse", "not compute
 
 
 @pytest.fixture(scope="module", params=SEEDS)
-def seeded(request) -> tuple[Facts, dict]:
+def seeded(request) -> tuple[Facts, dict, sqlite3.Connection]:
     f, t = facts(request.param)
-    return f, text_checks(TASK, t)
+    return f, text_checks(TASK, t), master_db(TASK, request.param)
 
 
 def test_every_text_check_has_ten_answers_each_way():
@@ -616,15 +618,15 @@ def test_every_text_check_has_ten_answers_each_way():
 
 @pytest.mark.parametrize("name", sorted(CORRECT))
 def test_a_correct_answer_passes_every_text_check(seeded, name, tmp_path):
-    f, checks = seeded
+    f, checks, db = seeded
     assert set(checks) == set(ALL)
-    got = verdicts(checks, "answer.md", CORRECT[name](f), tmp_path)
+    got = verdicts(checks, "answer.md", CORRECT[name](f), tmp_path, db)
     assert_passes_all(got)
 
 
 @pytest.mark.parametrize("name", sorted(WRONG))
 def test_a_wrong_answer_fails_the_checks_it_breaks(seeded, name, tmp_path):
-    f, checks = seeded
+    f, checks, db = seeded
     fn, fails = WRONG[name]
-    got = verdicts(checks, "answer.md", fn(f), tmp_path)
+    got = verdicts(checks, "answer.md", fn(f), tmp_path, db)
     assert_fails_exactly(got, fails)

@@ -4,6 +4,7 @@ and whether it ties; the revenue cutoff with its shipment or invoice) in other w
 structures pass; wrong and gaming notes fail the checks they break. Over seeds 0-2's truth."""
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -13,6 +14,7 @@ from tests.support.text_answers import (
     assert_fails_exactly,
     assert_passes_all,
     assert_table_sizes,
+    master_db,
     text_checks,
     truth,
     verdicts,
@@ -269,9 +271,9 @@ WRONG: dict[str, tuple[Callable[[Facts], str], frozenset[str]]] = {
 
 
 @pytest.fixture(scope="module", params=SEEDS)
-def seeded(request) -> tuple[Facts, dict]:
+def seeded(request) -> tuple[Facts, dict, sqlite3.Connection]:
     f, t = facts(request.param)
-    return f, text_checks(TASK, t)
+    return f, text_checks(TASK, t), master_db(TASK, request.param)
 
 
 def test_every_text_check_has_ten_answers_each_way():
@@ -280,15 +282,15 @@ def test_every_text_check_has_ten_answers_each_way():
 
 @pytest.mark.parametrize("name", sorted(CORRECT))
 def test_correct_close_notes_pass(seeded, name, tmp_path):
-    f, checks = seeded
+    f, checks, db = seeded
     assert set(checks) == set(ALL)
-    got = verdicts(checks, "close-notes.md", CORRECT[name](f), tmp_path)
+    got = verdicts(checks, "close-notes.md", CORRECT[name](f), tmp_path, db)
     assert_passes_all(got)
 
 
 @pytest.mark.parametrize("name", sorted(WRONG))
 def test_wrong_close_notes_fail_what_they_break(seeded, name, tmp_path):
-    f, checks = seeded
+    f, checks, db = seeded
     fn, fails = WRONG[name]
-    got = verdicts(checks, "close-notes.md", fn(f), tmp_path)
+    got = verdicts(checks, "close-notes.md", fn(f), tmp_path, db)
     assert_fails_exactly(got, fails)

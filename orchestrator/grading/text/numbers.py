@@ -109,11 +109,9 @@ def _word_figures(text: str) -> list[Figure]:
         if value is None:
             continue
         cents_text = m.group("cents")
-        cents: int | None = 0
-        if cents_text:
-            cents = int(cents_text) if cents_text.isdigit() else _word_value(cents_text)
-            if cents is None or cents > 99:
-                continue
+        cents = (int(cents_text) if cents_text.isdigit() else _word_value(cents_text)) if cents_text else 0
+        if cents is None or cents > 99:
+            continue
         amount = value + cents / 100
         resolution = 0.01 if cents_text else 1.0
         end = m.end()
