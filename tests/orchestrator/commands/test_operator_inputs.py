@@ -196,13 +196,13 @@ def test_export_never_crashes_on_an_infinity_in_campaign_json(tmp_path, capsys):
 
 
 def test_progress_lines_keep_brackets_and_say_interrupted():
-    from orchestrator.campaign.identity import AttemptIdentity
     from orchestrator.campaign.progress import CampaignProgress
     from orchestrator.campaign.scheduler import AttemptEvent
+    from orchestrator.identity import AttemptIdentity
 
     buf = io.StringIO()
     progress = CampaignProgress(2, label="l", concurrency=1, console=Console(file=buf, width=300))
-    ident = AttemptIdentity("payment-run", "oracle", "clean", 0, 1, "1")
+    ident = AttemptIdentity(task="payment-run", system="oracle", condition="clean", seed=0, rep=1, task_version="1")
     progress.handle(AttemptEvent("started", ident))
     progress.handle(AttemptEvent("retry", ident, "infra_error", error="cannot parse fault item 'x': /path[@n]"))
     progress.handle(AttemptEvent("started", ident))
