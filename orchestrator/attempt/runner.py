@@ -183,7 +183,7 @@ class AttemptRun:
         t_start = time.monotonic()
         interrupted: BaseException | None = None
         # Lines are held until the attempt folder exists (after resolve), then go to runtime.jsonl.
-        with AttemptLog(self.run_id) as attempt_log:
+        with AttemptLog(self.identity.attempt_id, run_id=self.run_id) as attempt_log:
             spec = self.spec
             log.info("attempt_started", cell=str(spec.cell), seed=spec.seed, rep=spec.rep, isolation=self.backend.isolation)
             early: BaseException | None = None

@@ -197,11 +197,11 @@ def verify_label(runs_root: Path, label: str, *, check_folders: bool = True) -> 
             if not folder.exists():
                 continue
             try:
-                line = build_line(ident, folder)
+                from_folder = build_line(ident, folder)
             except LedgerError as exc:
                 report.problems.append(f"line {ln['_line']}: {exc}")
                 continue
-            rebuilt = line.to_json() if line is not None else None
+            rebuilt = from_folder.to_json() if from_folder is not None else None
             clean = {k: v for k, v in ln.items() if k != "_line"}
             if rebuilt is None:
                 report.problems.append(f"line {ln['_line']}: attempt folder {folder} has no result.json")
