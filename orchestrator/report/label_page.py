@@ -175,7 +175,8 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
     out.append("</table>")
 
     # Header words break only between words (and after a slash), never inside one.
-    out.append("<h2>Metrics per cell</h2><div class='wide'><table class='metrics'><tr><th>cell</th><th>planned</th><th>attempts</th><th>scored</th><th>excluded</th><th>passed</th>"
+    out.append("<h2>Metrics per cell</h2><div class='wide'><table class='metrics'><tr><th>cell</th><th>planned</th>"
+               "<th>attempts</th><th>scored</th><th>excluded</th><th>passed</th>"
                "<th>check rate</th><th>breach rate</th><th>probes/<wbr>attempt</th><th>writes/<wbr>attempt</th>"
                "<th>self-reversed</th><th>agent errors</th><th>infra errors</th><th>task errors</th><th>retries</th>"
                "<th>cost/<wbr>accepted</th></tr>")
