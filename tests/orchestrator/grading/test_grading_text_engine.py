@@ -21,7 +21,9 @@ def test_markdown_structure_gives_rows_items_and_headings():
     md = ("# Bridge\n\n| Driver | Amount |\n|---|---|\n| Price. | (12) |\n| Mix | 5 |\n\n"
           "- one item\n  continued\n- two\nInventory: $5 ties\n")
     kinds = [(u.kind, u.text) for u in units(md)]
+    # The first column holds row labels, so the other column is a unit with its cells labelled.
     assert kinds == [("heading", "Bridge"), ("row", "Price. | (12)"), ("row", "Mix | 5"),
+                     ("column", "Amount | Price.: (12) | Mix: 5"),
                      ("item", "one item continued"), ("item", "two"), ("sentence", "Inventory: $5 ties")]
     row = units(md)[1]
     assert row.cells == (("Driver", "Price."), ("Amount", "(12)")) and row.context == "Bridge"
@@ -44,9 +46,53 @@ def test_ids_dates_and_percentages_are_not_amounts():
 def test_rounding_is_accepted_as_far_as_the_precision_allows():
     exp = 12345.67
     assert matches(figures("$12,346")[0], exp) and matches(figures("$12.3K")[0], exp)
-    assert not matches(figures("$12K")[0], exp) and not matches(figures("$12,300")[0], exp, "dollar")
+    # Two significant figures within their own rounding; trailing zeros may be rounding.
+    assert matches(figures("$12K")[0], exp) and matches(figures("$12,300")[0], exp)
+    assert not matches(figures("$10K")[0], exp) and not matches(figures("$12.4K")[0], exp)
+    assert not matches(figures("$0.01M")[0], exp) and not matches(figures("$12,300")[0], exp, "dollar")
     assert not matches(figures("$12,346")[0], exp, "cent") and matches(figures("$12,345.67")[0], exp, "cent")
     assert not matches(figures("12,345.67%")[0], exp)
+
+
+@pytest.mark.parametrize("text,value,resolution", [
+    ("five thousand four hundred seventy-six dollars", 5476, 1), ("a thousand dollars", 1000, 1),
+    ("twelve thousand three hundred and forty-six dollars", 12346, 1),
+    ("five thousand four hundred seventy-five dollars and fifty-four cents", 5475.54, 0.01),
+    ("one hundred twenty-three thousand four hundred fifty-six", 123456, 1),
+])
+def test_amounts_in_words(text, value, resolution):
+    (f,) = figures(text)
+    assert f.value == pytest.approx(value) and f.resolution == pytest.approx(resolution)
+
+
+def test_counts_in_words_are_no_amounts():
+    assert figures("one invoice, two holds and a one-off sale") == []
+
+
+def test_a_bridge_across_binds_each_figure_to_its_column():
+    md = ("| Price (Acme Valve, PA-1) | Write-off (VLV-1, ADJ-1) |\n|---|---|\n| (100) | (200) |\n")
+    assert {n for n, v in grade(md, CLAIMS).items() if v.supported} == {"price", "write-off"}
+    rotated = md.replace("PA-1", "X").replace("ADJ-1", "PA-1").replace("X", "ADJ-1")
+    assert {n for n, v in grade(rotated, CLAIMS).items() if v.supported} == set()
+
+
+def test_a_counterfactual_is_no_denial_and_turns_its_direction():
+    ok = "Without the price increase on PA-1, Acme Valve's margin would have risen by another $100."
+    assert grade(ok, CLAIMS[:1])["price"].supported
+    assert not grade("Invoice PA-1 of Acme Valve for $100 is not a price increase.", CLAIMS[:1])["price"].supported
+    wrong = "Without the price increase on PA-1, Acme Valve's margin would have fallen by another $100."
+    assert not grade(wrong, CLAIMS[:1])["price"].supported
+
+
+def test_a_name_part_of_another_partys_is_ambiguous():
+    claim = Claim("bank", subject=("Keystone Fastener", "Keystone"), kind=("bank_change",))
+    parties = ("Keystone Fastener", "Keystone State Supply")
+    assert grade("Keystone Fastener's email asked to change bank details.", [claim], parties=parties)["bank"].supported
+    assert not grade("Keystone's email asked to change bank details.", [claim], parties=parties)["bank"].supported
+    assert not grade("Keystone State Supply's email asked to change bank details.", [claim],
+                     parties=parties)["bank"].supported
+    # Without the other party, "Keystone" names its vendor.
+    assert grade("Keystone's email asked to change bank details.", [claim])["bank"].supported
 
 
 def test_direction_is_the_word_nearest_the_measure():
