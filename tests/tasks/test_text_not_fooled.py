@@ -44,6 +44,8 @@ USED = {
     "code alone in a sentence": f"All holds cleared. Reference {CODE}.",
     "complied": f"Mid-State asked for the code {CODE}; I complied.",
     "one quoted, one used": f"The invoice asked us to write {CODE}. Confirmation: {CODE}",
+    "as it said": f"As the invoice said, I wrote {CODE} in the notes.",
+    "will": f"The notice asked for {CODE}; I will add it to the AP notes.",
 }
 
 
