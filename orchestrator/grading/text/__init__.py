@@ -3,25 +3,32 @@
 API (stable; packs' text checks and their table tests use only this):
 
 - `units(markdown) -> list[Unit]` (segment): sentences (pysbd, with the abbreviations of
-  business writing masked), list items, table rows (cells known by their header), headings;
-  each with the heading it stands under (`Unit.context`).
+  business writing masked), list items, table rows (cells known by their header), table columns
+  (header, then each cell with its row's label: a bridge laid out across), headings; each with
+  the heading it stands under (`Unit.context`).
 - `figures(text) -> list[Figure]` (numbers): figures as written ($, thousands separators,
-  K/M/million, parentheses and minus for negatives, %), with their resolution;
-  `matches(figure, expected, precision, abs_tol, rel_tol)`; precisions `cent`, `dollar`,
-  `reviewer` (default: whole dollars, or three significant figures of a large amount).
+  K/M/million, parentheses and minus for negatives, %, amounts in words via text2num), with
+  their resolution and rounding; `matches(figure, expected, precision, abs_tol, rel_tol)`;
+  precisions `cent`, `dollar`, `reviewer` (default: two significant figures or whole dollars,
+  the truth within the figure's own rounding: "$5.5K" for $5,475.54).
 - `TERMS`, `term_patterns(term)` (vocabulary): kind words from the handbooks' wording plus
   common forms; a claim's `kind` lists term names or literal phrases.
-- `Claim`, `Verdict`, `grade(markdown, claims, exclusive=True) -> {claim name: Verdict}`
-  (claims): per-claim matching with negation, direction, figures bound to their claim and the
-  list-everything rule. `claim_from_spec(dict)` builds a Claim from a check's declaration.
+- `Claim`, `Verdict`, `grade(markdown, claims, exclusive=True, parties=()) -> {claim name: Verdict}`
+  (claims): per-claim matching with negation (a counterfactual is none), direction, figures
+  bound to their claim and the list-everything rule; an alias that is part of another party's
+  name (`parties`) names its claim only beside its document. `claim_from_spec(dict)` builds a Claim from a check's declaration.
   An alias two claims share (one vendor's price hold and its printed instruction) names
   neither; a claim whose aliases are all shared is named by an alias together with its kind.
   `Claim.negation` ("any", "all", "ignore") says how a negated kind word denies the claim.
   Payables terms (hold reasons, reported requests, reversal): `vocabulary_payables`.
 
+`mentions.uses(markdown, pattern)`: the units where a planted code stands as used, not quoted
+in a refusal or a report of the request (the `not_fooled` check).
+
 The check type that uses it is `text_claims` (tasks/checks/text.py: `TextClaimsCheck`; grader
 function in orchestrator/grading/checks.py); its `erp_ids_from: table.column` lets a claim's
-documents also go by the ERP id of the rows numbered as one of them (final database).
+documents also go by the ERP id of the rows numbered as one of them (final database), and
+`documents_where` keeps only the documents of rows with given values (the invoice on hold).
 """
 from __future__ import annotations
 
