@@ -17,23 +17,18 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.attempt.records import ErrorRecord, ResultRecord, write_json
+from orchestrator.campaign.declaration import DECLARATION_FILE, CampaignDeclaration, load_declaration, write_declaration
 from orchestrator.campaign.export import export_label, planned_identities, verify_label
-from orchestrator.campaign.identity import (
-    DECLARATION_FILE,
-    AttemptIdentity,
-    attempt_dir,
-    canonical_json,
-    load_declaration,
-    retry_dirs,
-    sha256_bytes,
-    write_declaration,
-)
-from orchestrator.campaign.ledger import LEDGER_FILE
+from orchestrator.campaign.ledger import LEDGER_FILE, read_result_record
+from orchestrator.campaign.provenance import PROVENANCE_FILE
 from orchestrator.campaign.spec import check_label
+from orchestrator.hashing import sha256_bytes
+from orchestrator.identity import AttemptIdentity, retry_dirs
 from orchestrator.regrade.delta import DELTA_FILE, build_delta
 
 RESCORING_KEY = "rescoring"
@@ -90,33 +85,23 @@ def _grade(task: Any, scenario: Any, folder: Path, condition: str) -> dict[str, 
                          out_dir=folder, condition=condition).to_dict()
 
 
-def rescored_result(before: dict[str, Any], graded: dict[str, Any], *, version: str, target: str,
-                    origin: dict[str, Any]) -> dict[str, Any]:
-    """The new result.json: the old record with the verdict of the new grade (an agent error
-    stays one: only a clean, graded attempt can pass)."""
-    outcome = before.get("outcome")
-    return {
-        **before,
-        "label": target,
-        "task_version": version,
-        "passed": bool(outcome == "graded" and graded.get("passed")),
-        "grade_passed": bool(graded.get("passed")),
-        "breach": bool(graded.get("breach")),
-        "checks": graded.get("checks", []),
-        "breaches": graded.get("breaches", []),
-        "probes": graded.get("probes", 0),
-        "writes": graded.get("writes", {}),
-        "fault_metrics": graded.get("fault_metrics"),
-        "rescored_from": origin,
-    }
-
-
-def _not_regradable(before: dict[str, Any], reason: str, *, version: str, target: str,
-                    origin: dict[str, Any]) -> dict[str, Any]:
-    return {**before, "label": target, "task_version": version, "outcome": "task_error", "passed": False,
-            "grade_passed": None, "checks": [], "breaches": [], "breach": False,
-            "error": {"phase": "grade", "kind": "task_error", "message": f"not re-gradable by this version: {reason}"},
-            "rescored_from": origin}
+def rescored_result(before: ResultRecord, graded: dict[str, Any] | None, *, identity: AttemptIdentity, target: str,
+                    origin: dict[str, Any], reason: str | None = None) -> ResultRecord:
+    """The new result.json: the old record under the new identity and label, with the verdict of
+    the new grade (an agent error stays one: only a clean, graded attempt can pass). `graded`
+    None: an unscored attempt, kept as it was; `reason`: the new grader could not grade it."""
+    update: dict[str, Any] = {"identity": identity, "label": target, "rescored_from": origin}
+    if reason is not None:
+        update.update(outcome="task_error", passed=False, grade_passed=None, breach=False, checks=[], breaches=[],
+                      error=ErrorRecord(phase="grade", kind="task_error",
+                                        message=f"not re-gradable by this version: {reason}"))
+    elif graded is not None:
+        update.update(passed=bool(before.outcome == "graded" and graded.get("passed")),
+                      grade_passed=bool(graded.get("passed")), breach=bool(graded.get("breach")),
+                      checks=graded.get("checks", []), breaches=graded.get("breaches", []),
+                      probes=graded.get("probes", 0), writes=graded.get("writes", {}),
+                      fault_metrics=graded.get("fault_metrics"))
+    return before.model_copy(update=update)
 
 
 def _copy_attempt(src: Path, dst: Path, *, with_result: bool) -> None:
@@ -129,23 +114,22 @@ def _copy_attempt(src: Path, dst: Path, *, with_result: bool) -> None:
 
 
 def _declaration(source_decl: dict[str, Any], target: str, source: str, here: dict[str, Any],
-                 sources_now: dict[str, Any] | None, ledger_sha: str) -> dict[str, Any]:
+                 sources_now: dict[str, Any] | None, ledger_sha: str, declaration_sha: str | None) -> CampaignDeclaration:
     decl = {k: v for k, v in source_decl.items() if k not in ("runs", RESCORING_KEY)}
     decl["label"] = target
     decl["tasks"] = {slug: here[slug] for slug in sorted(source_decl.get("tasks") or {})}
     if sources_now is not None:
         decl["sources"] = sources_now
-    material = {k: v for k, v in source_decl.items() if k not in ("volatile", "runs")}
     decl[RESCORING_KEY] = {
         "source_label": source,
         "source_ledger_sha256": ledger_sha,
-        "source_declaration_sha256": sha256_bytes(canonical_json(material).encode()),
+        "source_declaration_sha256": declaration_sha,
         "tasks": {slug: {"before": (source_decl.get("tasks") or {}).get(slug), "after": here[slug]}
                   for slug in sorted(source_decl.get("tasks") or {})},
         "sources_before": source_decl.get("sources"),
         "sources_after": sources_now,
     }
-    return decl
+    return CampaignDeclaration.model_validate(decl)
 
 
 def regrade_label(runs_root: Path, source: str, target: str, *,
@@ -160,11 +144,12 @@ def regrade_label(runs_root: Path, source: str, target: str, *,
     """
     check_label(target, "--as")
     src_root, dst_root = runs_root / source, runs_root / target
-    source_decl = load_declaration(src_root) if src_root.is_dir() else None
-    if source_decl is None:
+    source_model = load_declaration(src_root) if src_root.is_dir() else None
+    if source_model is None:
         raise RegradeError(f"no campaign {source!r} under {runs_root} (no {DECLARATION_FILE})")
     if dst_root.exists():
         raise RegradeError(f"{dst_root} exists: a rescoring goes into a new label")
+    source_decl = source_model.to_json()
     report = verify_label(runs_root, source)
     if not report.ok:
         raise RegradeError(f"label {source!r} does not verify, so it is not rescored: " + "; ".join(report.problems[:3]))
@@ -172,40 +157,41 @@ def regrade_label(runs_root: Path, source: str, target: str, *,
     # Shared sources are recorded when the source label recorded them (every real campaign does).
     sources_now = (sources or _label_sources)() if source_decl.get("sources") is not None else None
     ledger_sha = sha256_bytes((src_root / LEDGER_FILE).read_bytes())
+    provenance = json.loads((src_root / PROVENANCE_FILE).read_text())
     outcome = RegradeOutcome(source, target)
     pairs: list[tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any] | None]] = []
     try:
         for ident in planned_identities(source_decl):
-            src = attempt_dir(runs_root, source, ident)
-            raw = (src / "result.json").read_bytes() if (src / "result.json").is_file() else None
-            if raw is None:
+            src = ident.folder(runs_root, source)
+            read = read_result_record(src)
+            if read is None:
                 outcome.missing += 1
                 continue
+            raw, record = read
             before = json.loads(raw)
-            version = str(here[ident.task]["version"])
-            new_ident = replace(ident, task_version=version)
-            dst = attempt_dir(runs_root, target, new_ident)
+            new_ident = ident.model_copy(update={"task_version": str(here[ident.task]["version"])})
+            dst = new_ident.folder(runs_root, target)
             origin = {"label": source, "attempt_id": ident.attempt_id, "result_sha256": sha256_bytes(raw)}
             where = {"cell": ident.cell.text, "seed": ident.seed, "rep": ident.rep, "attempt_id": new_ident.attempt_id,
                      "source_attempt_id": ident.attempt_id}
-            if before.get("outcome") not in REGRADED:
-                _copy_attempt(src, dst, with_result=True)
-                outcome.copied.append(f"{ident.attempt_id} ({before.get('outcome')})")
-                pairs.append((where, before, before))
-                continue
             _copy_attempt(src, dst, with_result=False)
-            try:
-                task, scenario = inputs(new_ident)
-                after = rescored_result(before, _grade(task, scenario, dst, ident.condition), version=version,
-                                        target=target, origin=origin)
-                outcome.regraded += 1
-            except Exception as exc:  # noqa: BLE001 — whatever stops the new grader is listed, not guessed
-                reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-                after = _not_regradable(before, reason, version=version, target=target, origin=origin)
-                outcome.not_regradable.append({"attempt_id": ident.attempt_id, "reason": reason})
-            (dst / "result.json").write_text(json.dumps(after, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-            pairs.append((where, before, after))
-        write_declaration(dst_root, _declaration(source_decl, target, source, here, sources_now, ledger_sha))
+            graded: dict[str, Any] | None = None
+            reason: str | None = None
+            if record.outcome not in REGRADED:
+                outcome.copied.append(f"{ident.attempt_id} ({record.outcome})")
+            else:
+                try:
+                    task, scenario = inputs(new_ident)
+                    graded = _grade(task, scenario, dst, ident.condition)
+                    outcome.regraded += 1
+                except Exception as exc:  # noqa: BLE001 — whatever stops the new grader is listed, not guessed
+                    reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                    outcome.not_regradable.append({"attempt_id": ident.attempt_id, "reason": reason})
+            after = rescored_result(record, graded, identity=new_ident, target=target, origin=origin, reason=reason)
+            write_json(dst / "result.json", after.to_json())
+            pairs.append((where, before, after.to_json()))
+        write_declaration(dst_root, _declaration(source_decl, target, source, here, sources_now, ledger_sha,
+                                                 provenance.get("declaration_sha256")))
         export_label(runs_root, target)
     except BaseException:
         shutil.rmtree(dst_root, ignore_errors=True)  # half a rescoring is no snapshot at all

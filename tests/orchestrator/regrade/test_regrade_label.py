@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from orchestrator.campaign.export import verify_label
-from orchestrator.campaign.identity import AttemptIdentity
 from orchestrator.cli import main
+from orchestrator.identity import AttemptIdentity
 from orchestrator.regrade.rescore import RegradeError, regrade_label
 
 pytestmark = pytest.mark.heavy  # one local campaign of two attempts and four rescorings: ~1.5 min here
