@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 import yaml
-from escape_support import Canary, host_ipv4_addresses
+from escape_support import host_ipv4_addresses
 from runtime_support import probe_from
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(1200)]
@@ -85,13 +85,14 @@ AGENT = textwrap.dedent('''
 ''') % {"wait": WAIT_S}
 
 
-class LoopbackCanary:
-    """A TCP listener on the host's 127.0.0.1, beside the fake, recording who connected."""
+class TcpCanary:
+    """A TCP listener on the host (`host`: 127.0.0.1 beside the fake, or 0.0.0.0, every host
+    address), recording who connected."""
 
-    def __init__(self) -> None:
+    def __init__(self, host: str) -> None:
         self.hits: list[str] = []
         self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
+        self.sock.bind((host, 0))
         self.sock.listen(8)
         self.port = self.sock.getsockname()[1]
         threading.Thread(target=self._serve, daemon=True).start()
@@ -128,8 +129,8 @@ def opening(rules: list[Any]) -> tuple[str, str, int] | None:
 class HostSide:
     """The test's side during the attempt: finds the door in iptables, tells the agent, probes."""
 
-    def __init__(self, client: Any, agent_image: str, campaign: str, here: Path, canary: Canary,
-                 loop: LoopbackCanary, fake_port: int) -> None:
+    def __init__(self, client: Any, agent_image: str, campaign: str, here: Path, canary: TcpCanary,
+                 loop: TcpCanary, fake_port: int) -> None:
         self.client, self.agent_image, self.campaign, self.here = client, agent_image, campaign, here
         self.canary, self.loop, self.fake_port = canary, loop, fake_port
         self.got = SimpleNamespace(rules=[], door=None, gateway={}, egress_peer={}, plain={}, plain_subnet=None,
@@ -201,7 +202,7 @@ def host_model(tmp_path, monkeypatch):
                             "usage": {"input_tokens": 321, "output_tokens": 12}}}
     (tmp_path / "fake").mkdir()
     fake = start_fake_provider(script, workdir=tmp_path / "fake")
-    canary, loop = Canary(), LoopbackCanary()
+    canary, loop = TcpCanary("0.0.0.0"), TcpCanary("127.0.0.1")
     monkeypatch.setenv("PB_TEST_HOST_MODEL_KEY", REAL_KEY)
     try:
         yield SimpleNamespace(fake=fake, port=int(fake.ready["url"].rsplit(":", 1)[1]), canary=canary, loop=loop)
