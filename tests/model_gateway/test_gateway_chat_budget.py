@@ -137,3 +137,19 @@ def test_responses_and_messages_streams_are_not_rewritten() -> None:
     assert check_request("responses", doc).changed is False
     doc = {"model": MODEL, "max_tokens": 16, "messages": USER, "stream": True}
     assert check_request("messages", doc).changed is False
+
+
+def test_answered_calls_without_usage_are_counted_as_unmetered() -> None:
+    """An upstream that reports no usage (some local servers) leaves calls outside the budget:
+    the turn's and the attempt's figures say how many; metered and refused calls are not counted."""
+    from orchestrator.attempt.model_usage import attempt_usage, turn_usage
+
+    def row(status: str, reported: bool, endpoint: str = "chat", turn: int = 1) -> dict[str, Any]:
+        return {"status": status, "reported": reported, "endpoint": endpoint, "turn": turn, "input_tokens": 10 * reported,
+                "output_tokens": 0, "cost_usd": None}
+
+    rows = [row("ok", False), row("ok", True), row("ok", False, "count_tokens"), row("upstream_status", False),
+            row("refused", False), row("ok", False, turn=2)]
+    assert turn_usage(rows, 1)["unmetered_requests"] == 1
+    assert attempt_usage(rows)["unmetered_requests"] == 2
+    assert "unmetered_requests" not in turn_usage([row("ok", True)], 1)  # absent when none
