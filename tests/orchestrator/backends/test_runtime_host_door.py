@@ -63,9 +63,10 @@ def model_server():
 def _context(tmp_path, campaign: str = TEST_CAMPAIGN):
     from orchestrator.backends.base import AttemptContext
     from orchestrator.cells import Cell
+    from orchestrator.identity import AttemptIdentity
     from orchestrator.paths import AttemptPaths
 
-    paths = AttemptPaths.for_attempt(tmp_path, "t", Cell("null", "door"), 0, 0)
+    paths = AttemptPaths.for_identity(tmp_path, "t", AttemptIdentity.of(Cell("null", "door"), 0, 0, 1))
     paths.prepare()
     return AttemptContext(f"pytest-door-{uuid.uuid4().hex[:6]}", campaign, paths)
 
