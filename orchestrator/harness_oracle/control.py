@@ -109,7 +109,8 @@ def validate_harness_oracle(tasks: list[str], seeds: list[int], systems: list[st
                 continue
             rep.add(slug, "oracle run", seed, [], f"{len(oracle.requests)} request(s), {len(oracle.files)} file(s)")
 
-            def run_one(system: str, scen: Any = scen, seed: int = seed) -> dict[str, Any]:
+            def run_one(system: str, scen: Any = scen, seed: int = seed, slug: str = slug,
+                        task: Any = task) -> dict[str, Any]:
                 say(f"{slug} seed {seed}: {CONTROL} {system}")
                 try:
                     return runner(Cell(system, slug), seed, 1, scenario=scen, task=task)

@@ -38,7 +38,7 @@ RUN = OracleRun(
               req(2, "DELETE", "/drafts/D-1", key="k-t2-w1"),
               req(2, "PATCH", "/vendors/V-1", body={"phone": "555"}),
               req(2, "POST", "/payment-runs/PR-1/submit", body={}, key="k-t2-w2")),
-    files={"answer.md": "# Bridge\n\nMargin fell by $1,234.56.\n".encode(), "notes/state.json": b'{"a": 1}'},
+    files={"answer.md": b"# Bridge\n\nMargin fell by $1,234.56.\n", "notes/state.json": b'{"a": 1}'},
     canonical_db="0" * 64, turns=((1, "2026-10-01"), (2, "2026-10-02")))
 
 

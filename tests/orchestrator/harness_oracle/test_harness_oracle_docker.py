@@ -3,11 +3,12 @@
 `make test`: Claude Code (the agent-claude image) on payment-run seed 0, two turns, through the
 gateway and the fake provider playing the harness-oracle conversation: every check passes, the
 whole script was asked for, the ledger's tokens are the fake's call for call, and the final
-canonical hash is the oracle's. Then the same with one request left out of the script: the
-check it serves fails (the control is not a tautology).
+canonical hash is the oracle's.
 
-`make test-heavy`: the control on the six pilot tasks at seed 0 for every built-in harness
-(`orchestrate validate --harness-oracle claude-code,codex`).
+`make test-heavy`: the same with one request left out of the script: the check it serves fails
+(the control is not a tautology; make test shows it for two tasks with a local shell,
+test_harness_oracle_local.py); and the control on the six pilot tasks at seed 0 for every
+built-in harness (`orchestrate validate --harness-oracle claude-code,codex`).
 """
 from __future__ import annotations
 
@@ -84,6 +85,7 @@ def test_claude_code_plays_the_oracle_of_payment_run(runs: Path) -> None:
         (r["usage"].get("input_tokens", 0), r["usage"].get("output_tokens", 0)) for r in received if r.get("usage")]
 
 
+@pytest.mark.heavy  # one docker attempt in make test (above); the local twin runs there (test_harness_oracle_local.py)
 def test_without_one_request_the_check_it_serves_fails(runs: Path, tmp_path: Path) -> None:
     from orchestrator.scenarios.cache import ensure_scenario
 
