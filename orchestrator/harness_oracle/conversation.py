@@ -10,7 +10,7 @@ tools`), so each turn's CLI process starts where the previous one stopped.
 The shell tool is each harness's own:
 
     anthropic (Messages; Claude Code)   Bash           {"command", "description", "timeout"}
-    openai (Responses; Codex)           exec_command   {"cmd", "yield_time_ms"}
+    openai (Responses; Codex)           exec_command   {"cmd", "login": false, "yield_time_ms"}
 
 Each `erp` call sends what the oracle sent: the path, a read's query parameters, a write's JSON
 body (inline, ASCII-escaped) and its Idempotency-Key. The ERP audits the same rows, so the
@@ -81,7 +81,9 @@ def tool_call(provider: str, command: str, what: str) -> dict[str, Any]:
         return {"type": "tool_use", "name": "Bash", "input": {"command": command, "description": what,
                                                               "timeout": 600000}}
     if provider == "openai":
-        return {"type": "tool_use", "name": "exec_command", "input": {"cmd": command, "yield_time_ms": 30000}}
+        # Not a login shell: the agent's PATH (where `erp` is) stays as the harness was given it.
+        return {"type": "tool_use", "name": "exec_command", "input": {"cmd": command, "login": False,
+                                                                      "yield_time_ms": 30000}}
     raise ValueError(f"no harness oracle for provider {provider!r} (known: {', '.join(PROVIDERS)})")
 
 
