@@ -99,15 +99,33 @@ def _labels(role: str, campaign: str = TEST_CAMPAIGN) -> dict[str, str]:
 
 
 def test_the_door_admits_the_gateway_address_alone_and_goes_with_the_sandbox(
-        client, agent_image, backend, tmp_path, model_server) -> None:
+        client, agent_image, backend, tmp_path, model_server, monkeypatch) -> None:
     from networks.topology import NetworkSpec
+    from orchestrator.attempt.model_run import through_host_doors
     from orchestrator.backends.docker.sandbox import DockerSandbox
+    from orchestrator.model_access import parse_model_access
 
     port, hits = model_server
     sb = DockerSandbox(backend, _context(tmp_path))
     made: list[Any] = []
+    # A resolver that would rebind `localhost` elsewhere is never asked: the door's target is
+    # the literal loopback address.
+    real_getaddrinfo = socket.getaddrinfo
+
+    def rebinding(host: Any, *args: Any, **kw: Any) -> Any:
+        if str(host).lower() == "localhost":
+            return real_getaddrinfo("127.0.0.2", *args, **kw)
+        return real_getaddrinfo(host, *args, **kw)
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
     try:
-        address, relay_port = sb.open_host_port("egress", "gateway", ("127.0.0.1", port))
+        declared = parse_model_access({"providers": {"openai": {"base_url": f"http://localhost:{port}",
+                                                                "models": ["m"]}}}, "t")
+        given = through_host_doors(sb, declared)  # what the attempt's gateway is configured with
+        address, relay_port = sb.doors[0].relay.address
+        assert given.providers["openai"].base_url == f"http://{address}:{relay_port}"
+        assert declared.identity()["providers"]["openai"]["base_url"] == f"http://localhost:{port}"
+        assert sb.doors[0].relay.target == ("127.0.0.1", port)  # (the resolver stays rebinding throughout)
         block, wall = sb.blocks["egress"], sb.firewalls["egress"]
         gateway_ip = block.host(backend.topology.addresses["gateway"])
         assert address == block.gateway  # the bridge's host address
