@@ -21,7 +21,9 @@ Declared once per campaign (a YAML file, `--model-access FILE`, or the campaign 
 Instead of `base_url` and a key, a provider may name `fake_script: FILE` (relative to the
 declaring file): the project's fake provider then runs on the attempt's egress side playing that
 scripted conversation (model_gateway.fake_script), and is the gateway's only upstream. This is
-how the tests and a keyless demo run a real agent CLI end to end.
+how the tests and a keyless demo run a real agent CLI end to end. Such a provider may still name
+a key (`key_env`/`key_file`): the gateway then sends it upstream like a real one, and a script
+with `require_key` answers 401 to anything else, which proves the key swap with a stand-in key.
 
 The real key is read on the host when an attempt starts and handed to the gateway container
 alone (a private file of the service); it never enters the agent container, the attempt record
@@ -73,8 +75,6 @@ class ProviderAccess(BaseModel):
             raise ValueError("give key_env or key_file, not both")
         if (self.base_url is None) == (self.fake_script is None):
             raise ValueError("give base_url (a real provider) or fake_script (the fake provider), exactly one")
-        if self.fake_script is not None and (self.key_env or self.key_file):
-            raise ValueError("the fake provider takes no key")
         return self
 
     @property

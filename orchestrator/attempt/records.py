@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from orchestrator.attempt.adapter_record import AdapterSettings
 from orchestrator.cells import Cell
 from orchestrator.errors import AttemptOutcome, TurnFacts
 
@@ -86,6 +87,8 @@ class _Record(BaseModel):
 class TurnRecord(_Record):
     """What the runtime observed about one agent turn."""
 
+    _optional: ClassVar[frozenset[str]] = frozenset({"adapter"})
+
     n: int
     date: str
     budget_s: float
@@ -105,6 +108,7 @@ class TurnRecord(_Record):
     usage: dict[str, Any] = Field(default_factory=dict)  # the gateway's figures when the system calls a model
     agent_usage: dict[str, Any] | None = None  # what a model-calling agent reported itself (cross-check)
     budget_exhausted: bool = False  # the gateway refused a call of this turn: a budget cap was reached
+    adapter: AdapterSettings | None = None  # a command system's harness, model, effort, limits (set on the host)
 
     def facts(self) -> TurnFacts:
         """The input of `errors.classify_turns`."""
@@ -135,6 +139,8 @@ class Hashes(_Record):
 class AttemptRecord(_Record):
     """attempt.json: the identity of the attempt and the settings it ran with."""
 
+    _optional: ClassVar[frozenset[str]] = frozenset({"adapter"})
+
     attempt_id: str
     cell: str
     system: str
@@ -153,6 +159,7 @@ class AttemptRecord(_Record):
     scenario_dir: str
     started_at: str
     config: dict[str, Any]
+    adapter: AdapterSettings | None = None  # a command system's harness, version, model, effort and limits
 
 
 class ResultRecord(_Record):
