@@ -21,9 +21,13 @@ Declared once per campaign (a YAML file, `--model-access FILE`, or the campaign 
 Instead of `base_url` and a key, a provider may name `fake_script: FILE` (relative to the
 declaring file): the project's fake provider then runs on the attempt's egress side playing that
 scripted conversation (model_gateway.fake_script), and is the gateway's only upstream. This is
-how the tests and a keyless demo run a real agent CLI end to end. Such a provider may still name
-a key (`key_env`/`key_file`): the gateway then sends it upstream like a real one, and a script
-with `require_key` answers 401 to anything else, which proves the key swap with a stand-in key.
+how the tests and a keyless demo run a real agent CLI end to end. Or `harness_oracle: true`: the
+fake provider plays, per attempt, the harness-oracle conversation of the attempt's scenario (the
+oracle's own requests sent through the harness's shell with `erp`: orchestrator/harness_oracle/),
+which must pass every check; a keyless smoke run of any campaign of pilot tasks. A fake provider
+may still name a key (`key_env`/`key_file`): the gateway then sends it upstream like a real one,
+and a script with `require_key` answers 401 to anything else, which proves the key swap with a
+stand-in key.
 
 The real key is read on the host when an attempt starts and handed to the gateway container
 alone (a private file of the service); it never enters the agent container, the attempt record
@@ -55,6 +59,7 @@ class ProviderAccess(BaseModel):
 
     base_url: str | None = None
     fake_script: Path | None = None
+    harness_oracle: bool = False
     key_env: str | None = None
     key_file: Path | None = None
     models: tuple[str, ...] = Field(min_length=1)
@@ -73,9 +78,16 @@ class ProviderAccess(BaseModel):
     def _one_key_source(self) -> ProviderAccess:
         if self.key_env and self.key_file:
             raise ValueError("give key_env or key_file, not both")
-        if (self.base_url is None) == (self.fake_script is None):
-            raise ValueError("give base_url (a real provider) or fake_script (the fake provider), exactly one")
+        sources = [self.base_url is not None, self.fake_script is not None, self.harness_oracle]
+        if sum(sources) != 1:
+            raise ValueError("give base_url (a real provider), fake_script or harness_oracle: true (the fake "
+                             "provider), exactly one")
         return self
+
+    @property
+    def is_fake(self) -> bool:
+        """Whether the project's fake provider plays this provider (a script, or the harness oracle)."""
+        return self.fake_script is not None or self.harness_oracle
 
     @property
     def host(self) -> str:
@@ -148,6 +160,8 @@ class ModelAccess(BaseModel):
             out: dict[str, Any] = {"base_url": p.base_url, "models": list(p.models)}
             if p.fake_script is not None:
                 out["fake_script_sha256"] = hashlib.sha256(p.fake_script.read_bytes()).hexdigest()
+            if p.harness_oracle:  # only when declared, so every other identity is unchanged
+                out["harness_oracle"] = True
             return out
 
         out: dict[str, Any] = {"providers": {name: one(p) for name, p in self.providers.items()},

@@ -51,7 +51,9 @@ def test_parse_cell(text, cell):
         ("Oracle:payment-run", "system 'Oracle'"),
         ("oracle:Payment Run", "whitespace"),
         ("oracle:pay/run", "task 'pay/run'"),
-        ("oracle:payment-run+LOST", "condition 'LOST'"),
+        ("oracle:payment-run+lost;writes", "condition 'lost;writes'"),
+        ("oracle:payment-run+-lost", "condition '-lost'"),
+        ("oracle:payment-run+lost,,slow", "empty item"),
     ],
 )
 def test_parse_cell_errors_name_the_part(text, fragment):
@@ -263,9 +265,10 @@ def test_config_validation():
 
 
 def test_attempt_paths_layout(tmp_path):
+    from orchestrator.identity import AttemptIdentity
     from orchestrator.paths import AttemptPaths
 
-    p = AttemptPaths.for_attempt(tmp_path, "lab", parse_cell("null:payment-run"), 3, 2)
+    p = AttemptPaths.for_identity(tmp_path, "lab", AttemptIdentity.of(parse_cell("null:payment-run"), 3, 2, 1))
     assert p.root == tmp_path / "lab" / "null__payment-run" / "seed-3" / "rep-2"
     p.prepare()
     (p.root / "result.json").write_text("{}")
