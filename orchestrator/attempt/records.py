@@ -220,7 +220,7 @@ class ResultRecord(_IdentifiedRecord):
     grade_passed: bool | None = None
     error: ErrorRecord | None = None
     teardown_problems: list[str] = Field(default_factory=list)
-    written_by: str | None = None  # "campaign": the runner raised, or the scenario could not be built
+    written_by: str | None = None  # "campaign": the attempt job raised, or the scenario could not be built
     # A rescored attempt (orchestrator/regrade/): the source label, attempt id and result.json SHA-256.
     rescored_from: dict[str, Any] | None = None
 

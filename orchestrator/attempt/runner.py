@@ -425,7 +425,7 @@ class AttemptRun:
             control.snapshot(self.paths.final_db, timeout_s=self.config.snapshot_timeout_s)
             _rollback_journal(self.paths.final_db)
             if self.model is not None:
-                self.usage = self.model.finish()  # the key revoked, the ledger drained
+                self.usage = self.model.finish()  # the key revoked, the usage log drained
             # The services stop beside the copy-out and the hashes (nothing uses them after the
             # snapshot; the workspace is not theirs); the phase ends when both are done.
             stopping = InThread("stop-services", lambda: [sandbox.stop_service(name) for name in reversed(sandbox.services())])
