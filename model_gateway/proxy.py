@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 
 from .config import ROUTES, GatewayConfig, GatewaySecrets
-from .metering import UsageLog, UsageRow, UsageReader, priced_row
+from .metering import UsageLog, UsageReader, UsageRow, priced_row
 from .policy import PolicyRefusal, check_request
 from .prices import PriceTable
 
