@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.cells import Cell
 from orchestrator.errors import AttemptOutcome, TurnFacts
+from orchestrator.trajectory.mismatch import TranscriptMismatch
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,7 @@ class Hashes(_Record):
     final_db: str | None = None
     canonical_db: str | None = None
     workspace: str | None = None
+    trajectory: str | None = None  # trajectory.json (orchestrator/trajectory/), bound to the result through it
 
 
 class AttemptRecord(_Record):
@@ -158,7 +160,8 @@ class AttemptRecord(_Record):
 class ResultRecord(_Record):
     """result.json (contracts §9), written last."""
 
-    _optional: ClassVar[frozenset[str]] = frozenset({"fault_metrics", "grade_note", "grade_passed", "error", "teardown_problems"})
+    _optional: ClassVar[frozenset[str]] = frozenset({"fault_metrics", "grade_note", "grade_passed", "error", "teardown_problems",
+                                                      "transcript_mismatch"})
 
     attempt_id: str
     cell: str
@@ -189,9 +192,14 @@ class ResultRecord(_Record):
     grade_passed: bool | None = None
     error: ErrorRecord | None = None
     teardown_problems: list[str] = Field(default_factory=list)
+    # The harness's own transcript and the gateway's ledger disagree (issue 32); None when they agree
+    # or the system reports nothing to compare.
+    transcript_mismatch: TranscriptMismatch | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = super().to_json()
+        if data.get("hashes", {}).get("trajectory") is None:
+            data.get("hashes", {}).pop("trajectory", None)  # an attempt without a trajectory keeps the old shape
         if self.error is not None:
             data["error"] = self.error.to_json()
         return data
