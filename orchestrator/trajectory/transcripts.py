@@ -234,6 +234,9 @@ def read_codex(out: Path) -> HarnessTurn:
             continue
         item = event["item"]
         itype = str(item.get("type"))
+        if itype == "error":  # Codex's own warning (e.g. unknown model metadata), not the model's output
+            turn.notes.append(f"codex item error: {clip(str(item.get('message') or ''))[:500]}")
+            continue
         # A model call's output is its reasoning, message and tool calls; once a tool has run, the
         # next model output is the next call's.
         if current is None or (current.tool_uses and itype not in TOOL_ITEMS):
@@ -246,8 +249,6 @@ def read_codex(out: Path) -> HarnessTurn:
             turn.answer = clip(str(item.get("text") or ""))
         elif itype in TOOL_ITEMS:
             current.tool_uses.append(_codex_tool(item, n))
-        elif itype == "error":
-            turn.notes.append(f"codex item error: {clip(str(item.get('message') or ''))[:500]}")
     turn.calls, turn.total = calls, total
     return turn
 
