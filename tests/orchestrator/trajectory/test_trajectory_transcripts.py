@@ -113,3 +113,34 @@ def test_a_forged_transcript_keeps_the_trajectory_valid_and_the_figures_the_gate
     assert doc["extra"]["verdict"]["passed"] is True  # the transcript moves no verdict
     found = compare({1: read_claude(tmp_path / "turns" / "1" / "out")}, ledger)
     assert found is not None  # m1 claims other tokens, m2 none
+
+
+# A real session log of Claude Code 2.1 in the agent-claude container (payment-run turn 1 against
+# the fake provider; only its user and assistant entries kept), and that attempt's ledger rows.
+DATA = Path(__file__).parent / "data"
+
+
+def _real(tmp_path: Path, drop_message: int | None = None) -> Path:
+    entries = [json.loads(x) for x in (DATA / "claude-code-session.jsonl").read_text().splitlines()]
+    ids = list(dict.fromkeys(e["message"]["id"] for e in entries if e["type"] == "assistant"))
+    if drop_message is not None:
+        entries = [e for e in entries if e["type"] != "assistant" or e["message"]["id"] != ids[drop_message]]
+    ledger = [json.loads(x) for x in (DATA / "claude-code-gateway.jsonl").read_text().splitlines()]
+    return _write(tmp_path, entries, ledger)
+
+
+def test_a_real_claude_code_session_agrees_with_its_ledger(tmp_path: Path) -> None:
+    turn = read_claude(_real(tmp_path))
+    ledger = [json.loads(x) for x in (DATA / "claude-code-gateway.jsonl").read_text().splitlines()]
+    assert len(turn.calls) == len(ledger) == 3
+    assert [u.arguments.get("command") for c in turn.calls for u in c.tool_uses] == ["erp whoami", "erp get /ap-invoices limit=5"]
+    assert all(u.output for c in turn.calls for u in c.tool_uses)
+    assert compare({1: turn}, ledger) is None
+
+
+@pytest.mark.parametrize("dropped", [0, 1, 2])
+def test_a_real_session_that_omits_a_served_call_is_a_mismatch(tmp_path: Path, dropped: int) -> None:
+    ledger = [json.loads(x) for x in (DATA / "claude-code-gateway.jsonl").read_text().splitlines()]
+    found = compare({1: read_claude(_real(tmp_path, dropped))}, ledger)
+    assert found is not None and found.gateway_calls == 3 and found.harness_calls == 2
+    assert found.differences[0] == "turn 1: the gateway metered 3 model call(s), the harness's transcript reports 2"
