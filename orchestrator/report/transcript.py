@@ -58,6 +58,8 @@ def _header(step: dict[str, Any]) -> str:
                     + (f" {float(gw['latency_s']):.1f}s" if isinstance(gw.get("latency_s"), (int, float)) else ""))
     if step.get("llm_call_count") == 0:
         bits.append("no model call")
+    if extra.get("not_in_transcript"):
+        bits.append("<span class='only'>not in the harness's transcript: metered by the gateway only</span>")
     if extra.get("harness_only"):
         bits.append("<span class='only'>in the harness's transcript only: the gateway metered no such call</span>")
     if step.get("timestamp"):
@@ -126,7 +128,7 @@ def _mismatch(found: dict[str, Any]) -> str:
 def transcript_section(folder: Path, result: dict[str, Any]) -> str:
     """The transcript view of one attempt (its `<h2>` and body), or a note when it has no trajectory."""
     path = folder / "trajectory.json"
-    head = "<h2>Transcript</h2>"
+    head = "<h2 id='transcript'>Transcript</h2>"
     found = result.get("transcript_mismatch")
     warn = _mismatch(found) if isinstance(found, dict) else ""
     try:
@@ -135,7 +137,7 @@ def transcript_section(folder: Path, result: dict[str, Any]) -> str:
         return head + warn + "<p class='meta'>No trajectory was recorded for this attempt.</p>"
     steps = [s for s in doc.get("steps") or [] if isinstance(s, dict)]
     fm = doc.get("final_metrics") or {}
-    out = [head, warn, f"<p class='meta'>{len(steps)} steps (ATIF {esc(doc.get('schema_version'))}, <code>trajectory.json</code>); "
+    out = [head, warn, f"<p class='meta'>{len(steps)} steps ({esc(doc.get('schema_version'))}, <code>trajectory.json</code>); "
                        f"{esc((fm.get('extra') or {}).get('model_calls', 0))} model call(s), {esc(fm.get('total_prompt_tokens', 0))} prompt "
                        f"and {esc(fm.get('total_completion_tokens', 0))} completion tokens"
                        + (f", ${fm['total_cost_usd']:.4f}" if isinstance(fm.get("total_cost_usd"), (int, float)) else "")

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.trajectory.atif import SCHEMA_VERSION
-from orchestrator.trajectory.mismatch import FORWARDED
+from orchestrator.trajectory.mismatch import FORWARDED, align
 from orchestrator.trajectory.transcripts import HarnessCall, HarnessTurn, clip, read_turn
 
 ERP_FIELDS = ("id", "business_date", "wall_time", "method", "path", "action", "object_type", "object_id", "outcome",
@@ -138,9 +138,9 @@ def _split_by_turn(rows: list[dict[str, Any]], turns: list[dict[str, Any]],
             n = next((k for k, (a, b) in sorted(windows.items()) if a - 1.0 <= when <= b + 1.0), None)
         if n is None:
             n = first_of_date.get(str(row.get("business_date")))
-        if n is None:
-            n = max((k for k, t in ((int(t.get("n") or 0), t) for t in turns) if str(t.get("date")) <= str(row.get("business_date"))),
-                    default=min(out) if out else None)
+        if n is None:  # no turn of its date: the last turn before it (or the first turn)
+            before = [int(t.get("n") or 0) for t in turns if str(t.get("date")) <= str(row.get("business_date"))]
+            n = max(before) if before else (min(out) if out else None)
         if n is not None:
             out.setdefault(n, []).append(row)
     return out
@@ -151,6 +151,16 @@ class _Steps:
 
     def __init__(self) -> None:
         self.steps: list[dict[str, Any]] = []
+        self.call_ids: set[str] = set()
+
+    def unique_id(self, call_id: str) -> str:
+        """`call_id`, or `call_id#k` when an earlier tool call of the trajectory has it."""
+        out, k = call_id, 1
+        while out in self.call_ids:
+            k += 1
+            out = f"{call_id}#{k}"
+        self.call_ids.add(out)
+        return out
 
     def add(self, source: str, message: str, **fields: Any) -> dict[str, Any]:
         step = {"step_id": len(self.steps) + 1, "source": source, "message": message}
@@ -191,9 +201,12 @@ def _gateway_extra(row: dict[str, Any]) -> dict[str, Any]:
                                     "ttfb_s", "price_version", "detail", "cause")}
 
 
-def _agent_step(steps: _Steps, call: HarnessCall | None, row: dict[str, Any] | None, n: int) -> dict[str, Any]:
+def _agent_step(steps: _Steps, call: HarnessCall | None, row: dict[str, Any] | None, n: int, *, transcript: bool = False) -> dict[str, Any]:
+    missing = transcript and call is None and row is not None  # metered, but absent from a transcript that lists calls
     call = call or HarnessCall()
-    tool_calls = [{"tool_call_id": u.call_id, "function_name": u.name, "arguments": u.arguments} for u in call.tool_uses]
+    for use in call.tool_uses:  # ids the harness repeats (or an agent forged) stay unique in the trajectory
+        use.call_id = steps.unique_id(str(use.call_id))
+    tool_calls = [{"tool_call_id": u.call_id, "function_name": str(u.name), "arguments": u.arguments} for u in call.tool_uses]
     results = [{"source_call_id": u.call_id, "content": u.output if u.output is not None else "",
                 "extra": {"is_error": u.is_error}} for u in call.tool_uses]
     extra: dict[str, Any] = {"turn": n}
@@ -201,11 +214,14 @@ def _agent_step(steps: _Steps, call: HarnessCall | None, row: dict[str, Any] | N
         extra["gateway"] = _gateway_extra(row)
     else:
         extra["harness_only"] = True  # reported by the harness, never metered by the gateway
+    if missing:
+        extra["not_in_transcript"] = True
     if call.usage is not None:
         extra["harness_usage"] = call.usage.as_dict()
     start = (_epoch(row.get("wall_time")) or 0.0) - float(row.get("latency_s") or 0.0) if row is not None else None
-    return steps.add("agent", clip(call.message), timestamp=_iso(start) if row is not None else call.timestamp,
-                     model_name=(row or {}).get("model") or call.model, reasoning_content=call.reasoning and clip(call.reasoning),
+    model = (row or {}).get("model") or call.model
+    return steps.add("agent", clip(call.message), timestamp=_iso(start if row is not None else _epoch(call.timestamp)),
+                     model_name=None if model is None else str(model), reasoning_content=call.reasoning and clip(call.reasoning),
                      tool_calls=tool_calls, observation={"results": results}, metrics=_metrics(row) if row is not None else None,
                      llm_call_count=1, extra=extra)
 
@@ -228,8 +244,10 @@ def _attach(step: dict[str, Any], req: dict[str, Any], breach_ids: set[int]) -> 
 
 def _model_turn(steps: _Steps, n: int, harness: HarnessTurn, rows: list[dict[str, Any]], requests: list[dict[str, Any]],
                 breach_ids: set[int]) -> None:
-    calls = list(harness.calls)
-    model_steps: list[tuple[float, dict[str, Any]]] = []
+    # The ledger's rows in order, each forwarded one paired with its call in the harness's
+    # transcript; a call the gateway never served goes where the alignment puts it.
+    pairs = iter(align([r for r in rows if r.get("status") in FORWARDED], list(harness.calls), by_usage=harness.per_call_usage))
+    model_steps: list[dict[str, Any]] = []
     pending = list(requests)
 
     def flush_before(limit: float | None) -> None:
@@ -237,27 +255,31 @@ def _model_turn(steps: _Steps, n: int, harness: HarnessTurn, rows: list[dict[str
         while pending and (limit is None or (_epoch(pending[0].get("wall_time")) or 0.0) < limit):
             req = pending.pop(0)
             if model_steps:
-                _attach(model_steps[-1][1], req, breach_ids)
+                _attach(model_steps[-1], req, breach_ids)
             else:
                 _dispatch(steps, [req], n, breach_ids, "before the first model call")
+
+    def model_step(call: HarnessCall | None, row: dict[str, Any] | None) -> None:
+        step = _agent_step(steps, call, row, n, transcript=harness.harness in ("claude-code", "codex"))
+        for use, res in zip(call.tool_uses if call else [], step["observation"]["results"], strict=False):
+            if use.done_at:
+                res["extra"]["done_at"] = use.done_at
+        model_steps.append(step)
 
     for row in rows:
         if row.get("status") not in FORWARDED:
             steps.add("system", f"The model gateway refused a request ({row.get('status')}): {row.get('detail') or ''}".strip(),
                       extra={"turn": n, "gateway": _gateway_extra(row)})
             continue
-        start = (_epoch(row.get("wall_time")) or 0.0) - float(row.get("latency_s") or 0.0)
-        flush_before(start)
-        call = calls.pop(0) if calls else None
-        step = _agent_step(steps, call, row, n)
-        for use, res in zip(call.tool_uses if call else [], step["observation"]["results"], strict=False):
-            if use.done_at:
-                res["extra"]["done_at"] = use.done_at
-        model_steps.append((start, step))
-    for call in calls:
-        _agent_step(steps, call, None, n)
+        flush_before((_epoch(row.get("wall_time")) or 0.0) - float(row.get("latency_s") or 0.0))
+        for paired_row, call in pairs:
+            model_step(call, paired_row)  # a harness-only call (paired_row None) until this row's pair
+            if paired_row is row:
+                break
+    for paired_row, call in pairs:
+        model_step(call, paired_row)
     flush_before(None)
-    for _, step in model_steps:
+    for step in model_steps:
         for res in step["observation"]["results"]:
             (res.get("extra") or {}).pop("done_at", None)
         if not step["observation"]["results"]:
@@ -267,10 +289,16 @@ def _model_turn(steps: _Steps, n: int, harness: HarnessTurn, rows: list[dict[str
 def _dispatch(steps: _Steps, requests: list[dict[str, Any]], n: int, breach_ids: set[int], why: str | None = None) -> None:
     """ERP requests made without a model call: one deterministic step each (ATIF llm_call_count 0)."""
     for req in requests:
-        call_id = f"erp-{req.get('id')}"
+        call_id = steps.unique_id(f"erp-{req.get('id')}")
         args = {"method": req.get("method"), "path": req.get("path")}
-        if req.get("request") is not None:
-            args["request"] = req.get("request")
+        body = req.get("request")
+        if isinstance(body, str):  # the audit keeps the body as JSON text (possibly truncated: then as text)
+            try:
+                body = json.loads(body)
+            except ValueError:
+                pass
+        if body not in (None, {}, ""):
+            args["request"] = body
         steps.add("agent", f"{req.get('method')} {req.get('path')}", timestamp=_iso(_epoch(req.get("wall_time"))),
                   tool_calls=[{"tool_call_id": call_id, "function_name": "erp_request", "arguments": args}],
                   observation={"results": [_erp_result(req, call_id, breach_ids)]}, llm_call_count=0,

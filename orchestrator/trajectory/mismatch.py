@@ -16,12 +16,13 @@ attempt, or something else talked to the model. Published figures come from the 
 """
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from orchestrator.trajectory.transcripts import CallUsage, HarnessTurn
+from orchestrator.trajectory.transcripts import CallUsage, HarnessCall, HarnessTurn
 
 FORWARDED = ("ok", "upstream_status", "upstream_error")
 MAX_DIFFERENCES = 50
@@ -57,17 +58,44 @@ def _fmt(u: CallUsage) -> str:
     return f"input {u.input}, output {u.output}, cache read {u.cache_read}, cache write {u.cache_write}"
 
 
+def align(rows: list[dict[str, Any]], calls: list[HarnessCall], *, by_usage: bool) -> list[tuple[dict[str, Any] | None, HarnessCall | None]]:
+    """Pair a turn's forwarded ledger rows with the harness's calls, in order.
+
+    By usage (a harness that reports each call's tokens): the longest run of calls whose tokens
+    equal a row's, in order, pairs them; between two such pairs, rows and calls pair up in order
+    and what is left over stands alone (a row the transcript does not have, a call the gateway
+    never served). Otherwise: in order, one for one."""
+    if not by_usage:
+        return [(rows[i] if i < len(rows) else None, calls[i] if i < len(calls) else None) for i in range(max(len(rows), len(calls)))]
+    keys_r = [_gateway_usage(r).as_dict().values() for r in rows]
+    keys_c = [c.usage.as_dict().values() if c.usage is not None else None for c in calls]
+    matcher = difflib.SequenceMatcher(a=[tuple(k) for k in keys_r], b=[tuple(k) if k is not None else None for k in keys_c], autojunk=False)
+    out: list[tuple[dict[str, Any] | None, HarnessCall | None]] = []
+    i = j = 0
+    for a, b, size in matcher.get_matching_blocks():
+        gap_r, gap_c = rows[i:a], calls[j:b]
+        k = min(len(gap_r), len(gap_c)) if len(gap_r) == len(gap_c) else 0  # unequal gaps: nothing pairs by guess
+        out += list(zip(gap_r[:k], gap_c[:k], strict=True))
+        out += [(r, None) for r in gap_r[k:]] + [(None, c) for c in gap_c[k:]]
+        out += list(zip(rows[a:a + size], calls[b:b + size], strict=True))
+        i, j = a + size, b + size
+    return out
+
+
 def _per_call(n: int, rows: list[dict[str, Any]], turn: HarnessTurn) -> list[str]:
     out: list[str] = []
     calls = turn.calls
     if len(calls) != len(rows):
         out.append(f"turn {n}: the gateway metered {len(rows)} model call(s), the harness's transcript reports {len(calls)}")
-    for i, (row, call) in enumerate(zip(rows, calls, strict=False), 1):
-        got, said = _gateway_usage(row), call.usage
-        if said is None:
-            out.append(f"turn {n} call {i} (gateway seq {row.get('seq')}): the transcript reports no tokens")
-        elif got != said:
-            out.append(f"turn {n} call {i} (gateway seq {row.get('seq')}): gateway {_fmt(got)}; transcript {_fmt(said)}")
+    for k, (row, call) in enumerate(align(rows, calls, by_usage=True), 1):
+        if call is None and row is not None:
+            out.append(f"turn {n} call {k} (gateway seq {row.get('seq')}, {_fmt(_gateway_usage(row))}): not in the transcript")
+        elif row is None and call is not None:
+            said = _fmt(call.usage) if call.usage is not None else "no tokens"
+            out.append(f"turn {n} call {k} ({said}): in the transcript, never metered by the gateway")
+        elif row is not None and call is not None and call.usage != _gateway_usage(row):
+            said = _fmt(call.usage) if call.usage is not None else "no tokens"
+            out.append(f"turn {n} call {k} (gateway seq {row.get('seq')}): gateway {_fmt(_gateway_usage(row))}; transcript {said}")
     return out
 
 
