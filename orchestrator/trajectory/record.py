@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.logs import get_logger
+from orchestrator.trajectory import otel
 from orchestrator.trajectory.build import build_trajectory, jsonl, read_transcripts
 from orchestrator.trajectory.mismatch import TranscriptMismatch, compare
 
@@ -32,6 +33,8 @@ def record_trajectory(folder: Path, result: dict[str, Any], *, grading_date: str
     tmp = folder / (TRAJECTORY_FILE + ".part")
     tmp.write_bytes(raw)
     tmp.replace(folder / TRAJECTORY_FILE)
+    if otel.enabled():  # optional, off by default: the same steps as OpenTelemetry spans
+        otel.write_otlp(folder, doc)
     return hashlib.sha256(raw).hexdigest(), mismatch
 
 
