@@ -36,6 +36,7 @@ from orchestrator.trajectory.atif import SCHEMA_VERSION
 from orchestrator.trajectory.mismatch import FORWARDED, align
 from orchestrator.trajectory.transcripts import HarnessCall, HarnessTurn, clip, read_turn
 
+WINDOW_SLACK_S = 0.05  # the ERP's wall_time is in milliseconds, the runner's turn window in microseconds (one clock)
 ERP_FIELDS = ("id", "business_date", "wall_time", "method", "path", "action", "object_type", "object_id", "outcome",
               "status", "error_code", "replay")
 
@@ -135,7 +136,7 @@ def _split_by_turn(rows: list[dict[str, Any]], turns: list[dict[str, Any]],
         when = _epoch(row.get("wall_time"))
         n = None
         if windows and when is not None:
-            n = next((k for k, (a, b) in sorted(windows.items()) if a - 1.0 <= when <= b + 1.0), None)
+            n = next((k for k, (a, b) in sorted(windows.items()) if a - WINDOW_SLACK_S <= when <= b + WINDOW_SLACK_S), None)
         if n is None:
             n = first_of_date.get(str(row.get("business_date")))
         if n is None:  # no turn of its date: the last turn before it (or the first turn)
@@ -328,7 +329,8 @@ def _agent_info(result: dict[str, Any], transcripts: dict[int, HarnessTurn], led
     return agent
 
 
-def _final_metrics(ledger: list[dict[str, Any]], n_steps: int) -> dict[str, Any]:
+def final_metrics_of(ledger: list[dict[str, Any]], n_steps: int) -> dict[str, Any]:
+    """The trajectory's totals: the ledger's forwarded calls, summed."""
     rows = [r for r in ledger if r.get("status") in FORWARDED]
     costs = [float(r["cost_usd"]) for r in rows if r.get("cost_usd") is not None]
     out: dict[str, Any] = {
@@ -344,7 +346,8 @@ def _final_metrics(ledger: list[dict[str, Any]], n_steps: int) -> dict[str, Any]
     return out
 
 
-def _verdict(result: dict[str, Any]) -> dict[str, Any]:
+def verdict_metadata(result: dict[str, Any]) -> dict[str, Any]:
+    """The root's `extra`: the attempt's identity, verdict, checks, breaches and any transcript mismatch."""
     checks = [{k: c.get(k) for k in ("name", "type", "required", "passed", "breach", "detail")}
               for c in result.get("checks") or [] if isinstance(c, dict)]
     return {
@@ -415,7 +418,7 @@ def build_trajectory(folder: Path, result: dict[str, Any], *, grading_date: str 
         "steps": steps.steps,
         "notes": ("Built on the host by process-bench from the attempt's records: model-call figures are the model "
                   "gateway's ledger, ERP requests the ERP's audit log; messages and tool output are the harness's own transcript."),
-        "final_metrics": _final_metrics(ledger, len(steps.steps)),
-        "extra": _verdict(result),
+        "final_metrics": final_metrics_of(ledger, len(steps.steps)),
+        "extra": verdict_metadata(result),
     }
     return doc

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.trajectory.atif import atif_problems
-from orchestrator.trajectory.build import _final_metrics, _verdict, jsonl
+from orchestrator.trajectory.build import final_metrics_of, jsonl, verdict_metadata
 from orchestrator.trajectory.mismatch import FORWARDED
 
 ERP_KEYS = ("method", "path", "outcome", "status", "error_code")
@@ -84,14 +84,14 @@ def trajectory_problems(folder: Path, *, doc: dict[str, Any] | None = None) -> l
             problems.append(f"step {sid}: ERP request {[got.get('audit_id'), *(got.get(k) for k in ERP_KEYS)]}, "
                             f"the audit log's next is {[row.get('id'), *(row.get(k) for k in ERP_KEYS)]}")
             break  # one misplaced request shifts every later one: the first says where
-    want_totals = _final_metrics(ledger, len(steps))
+    want_totals = final_metrics_of(ledger, len(steps))
     if doc.get("final_metrics") != want_totals:
         problems.append(f"final_metrics {doc.get('final_metrics')} differ from the ledger's totals {want_totals}")
     try:
         result = json.loads((folder / "result.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return problems + ["result.json cannot be read"]
-    want = json.loads(json.dumps(_verdict(result), default=str))
+    want = json.loads(json.dumps(verdict_metadata(result), default=str))
     got = doc.get("extra") or {}
     for key in ("attempt", "verdict", "checks", "breaches", "transcript_mismatch"):
         if got.get(key) != want.get(key):
