@@ -26,6 +26,7 @@ from orchestrator.campaign.identity import (
     sha256_bytes,
 )
 from orchestrator.campaign.ledger import LEDGER_FILE, build_ledger, build_line, ledger_text, line_sort_key, write_ledger
+from orchestrator.campaign.metrics import P90_BY_CONVENTION
 from orchestrator.campaign.provenance import PROVENANCE_FILE, build_provenance
 from orchestrator.campaign.summary import SUMMARY_FILE, compute_summary
 from orchestrator.cells import CLI, Cell
@@ -224,7 +225,13 @@ def verify_label(runs_root: Path, label: str, *, check_folders: bool = True) -> 
 
     # 5. the summary, recomputed from the ledger
     if isinstance(summary, dict):
-        recomputed = compute_summary([{k: v for k, v in ln.items() if k != "_line"} for ln in lines], declaration)
+        # Verified under the p90 convention it declares (the pilot's historical one included).
+        convention = (summary.get("conventions") or {}).get("p90") if isinstance(summary.get("conventions"), dict) else None
+        if convention is not None and convention not in P90_BY_CONVENTION:
+            report.problems.append(f"{SUMMARY_FILE}: declares an unknown p90 convention {convention!r}")
+            return report
+        recomputed = compute_summary([{k: v for k, v in ln.items() if k != "_line"} for ln in lines], declaration,
+                                     p90_convention=convention)
         if canonical_json(recomputed) != canonical_json(summary):
             diffs = declaration_changes(summary, recomputed)
             report.problems.append(

@@ -149,9 +149,9 @@ class CampaignProgress:
 def summary_table(summary: dict[str, Any]) -> Table:
     """The table printed at the end: one row per cell with the headline section 8 metrics."""
     table = Table(title=f"campaign {summary.get('label')} ({summary.get('isolation')} isolation)", show_lines=False)
-    table.add_column("cell", justify="left")
-    for col in ["attempts", "passed", "pass@1 [95% CI]", f"pass^{summary.get('reps')}", "checks", "breaches",
-                "probes/att", "agent err", "infra err", "task err", "turn p50/p90 s"]:
+    table.add_column("cell", justify="left", no_wrap=True)
+    for col in ["scored/planned", "passed", "pass@1 [95% CI]", f"pass^{summary.get('reps')} (inst.)", "checks",
+                "breaches", "probes/att", "agent/infra/task err", "attempt p50/p90 s", "turn p50/p90 s"]:
         table.add_column(col, justify="right")
 
     def pct(x: float | None) -> str:
@@ -161,19 +161,19 @@ def summary_table(summary: dict[str, Any]) -> Table:
         ci = c.get("pass_at_1_wilson95")
         pk = c.get("pass_k", {})
         tt = c.get("turn_time_s", {})
+        at = c.get("attempt_time_s", {})
         table.add_row(
             name,
-            str(c["attempts"]),
+            f"{c['scored']}/{c.get('planned', c['attempts'])}",
             str(c["passed"]),
             f"{pct(c['pass_at_1'])}" + (f" [{pct(ci[0])}-{pct(ci[1])}]" if ci else "")
-            + (f" ({c['infra_errors']} infra excl.)" if c.get("infra_errors") else ""),
-            f"{pk.get('passed_all', 0)}/{pk.get('instances', 0)}",
+            + (f" ({c['excluded']} excl.)" if c.get("excluded") else ""),
+            f"{pct(pk.get('rate'))} ({pk.get('instances', 0)}/{pk.get('planned', pk.get('instances', 0))})",
             pct(c.get("check_rate")),
             str(c.get("breaches", 0)),
             "-" if c.get("probe_rate") is None else f"{c['probe_rate']:.1f}",
-            str(c.get("agent_errors", 0)),
-            str(c.get("infra_errors", 0)),
-            str(c.get("task_errors", 0)),
+            f"{c.get('agent_errors', 0)}/{c.get('infra_errors', 0)}/{c.get('task_errors', 0)}",
+            "-" if at.get("median") is None else f"{at['median']:.1f}/{at['p90']:.1f}",
             "-" if tt.get("median") is None else f"{tt['median']:.1f}/{tt['p90']:.1f}",
         )
     m = summary.get("matrix", {})
@@ -181,7 +181,31 @@ def summary_table(summary: dict[str, Any]) -> Table:
               for name, c in summary.get("cells", {}).items()
               if (excluded := (c.get("infra_error_causes") or {}).get("excluded"))]
     table.caption = (
-        f"{m.get('present')}/{m.get('planned')} attempts recorded; infra and task errors are excluded from rates; "
+        f"{m.get('present')}/{m.get('planned')} attempts recorded; infra and task errors are excluded from rates "
+        f"(excl.); pass^k: unbiased estimator, (instances with every repetition scored/planned); "
         f"p90 by nearest rank" + ("".join(f"\ninfra errors, {text}" for text in causes))
     )
+    return table
+
+
+def comparisons_table(summary: dict[str, Any]) -> Table | None:
+    """The paired comparisons of cells (same task and condition), or None when there are none."""
+    items = (summary.get("comparisons") or {}).get("cells") or []
+    if not items:
+        return None
+    table = Table(title="paired comparisons (same task, condition, seeds and repetitions)")
+    for col in ["first", "second"]:
+        table.add_column(col, justify="left")
+    for col in ["pairs scored/planned", "excl.", "first only", "second only", "difference [95% CI]", "exact p"]:
+        table.add_column(col, justify="right")
+    for c in items:
+        pairs, ci, diff = c.get("pairs") or {}, c.get("difference_ci95"), c.get("difference")
+        table.add_row(
+            str(c["first"]), str(c["second"]),
+            f"{pairs.get('scored', 0)}/{pairs.get('planned', 0)}", str(pairs.get("excluded", 0)),
+            str(c.get("first_only", 0)), str(c.get("second_only", 0)),
+            "-" if diff is None else f"{100 * diff:+.0f} pts" + (f" [{100 * ci[0]:+.0f}, {100 * ci[1]:+.0f}]" if ci else ""),
+            "-" if c.get("exact_p") is None else f"{c['exact_p']:.4f}",
+        )
+    table.caption = "difference = first pass rate - second over pairs both scored; Newcombe interval; exact McNemar test"
     return table

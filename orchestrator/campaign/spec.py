@@ -203,19 +203,30 @@ def parse_int_list(text: str, what: str) -> list[int]:
 def split_cells(text: str) -> list[str]:
     """Split a comma list of cells, keeping commas inside a condition.
 
-    A fault spec combines items with commas (`+lost-writes,slow-reads`, `+flaky-writes,seed=3`),
-    and a condition never holds a ':' (cells.py), so a piece without ':' continues the condition
-    of the cell before it; a piece with ':' starts the next cell.
+    A fault spec combines items with commas (`+flaky-writes:seed=3,rate=0.1`,
+    `+lost_response:POST /payment-runs@1,fail_before:POST /payment-runs/*/submit@1`), so a piece
+    starts the next cell only when it begins as a cell does, `SYSTEM:TASK` before any `+` or `#`
+    (a fault item never does: a rule holds a space and a path, a parameter no ':'); any other
+    piece continues the condition of the cell before it.
     """
     out: list[str] = []
     for piece in (p.strip() for p in text.split(",")):
         if not piece:
             continue
-        if ":" not in piece and out and "+" in out[-1]:
+        if not _starts_a_cell(piece) and out and "+" in out[-1]:
             out[-1] += "," + piece
         else:
             out.append(piece)
     return out
+
+
+_CELL_HEAD = re.compile(r"^(?:neg:)?[a-z0-9][a-z0-9._-]*:[a-z0-9][a-z0-9._-]*$")
+
+
+def _starts_a_cell(piece: str) -> bool:
+    """Whether a comma piece of `--cells` begins a new cell (`SYSTEM:TASK[+...][#...]`)."""
+    head = re.split(r"[+#]", piece, maxsplit=1)[0]
+    return bool(_CELL_HEAD.match(head))
 
 
 def _names_a_file(text: str) -> bool:

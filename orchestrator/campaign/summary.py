@@ -8,7 +8,13 @@ Groupings (a condition is part of the cell, so faulted and clean results are nev
 - `systems`: per `SYSTEM[+CONDITION]` across its tasks (pass^k counts tasks there);
 - `tasks`:   per task, an index of its cells with their headline numbers;
 - `per_check`: per task, every check x cell: passed/failed/scored counts, pass rate and breaches,
-  so a reader sees which judgment separates systems (the report's per-check view).
+  so a reader sees which judgment separates systems (the report's per-check view);
+- `comparisons`: paired comparisons (paired.py) of every two cells of one task and condition,
+  and of every two systems of one condition, on the (task, seed, repetition) both ran;
+- `totals`: counts per condition (a label may hold several conditions; no total pools them).
+
+Every rate stands beside its denominators: the attempts planned, scored and excluded
+(infrastructure and task errors), and those not run yet.
 """
 from __future__ import annotations
 
@@ -18,10 +24,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from orchestrator.campaign import metrics as m
+from orchestrator.campaign.paired import compare
+from orchestrator.campaign.pass_k import Instance, pass_k_block
 from orchestrator.cells import CLEAN
 
 SUMMARY_FILE = "summary.json"
-SUMMARY_SCHEMA = 1
+SUMMARY_SCHEMA = 2
 # Outcomes that say nothing about the system under test: left out of every denominator.
 UNSCORED = frozenset({"infra_error", "task_error"})
 
@@ -44,9 +52,22 @@ CONVENTIONS = {
         "retried, excluded from every denominator like an infra error, and counted in task_errors"
     ),
     "pass_k": (
-        "an instance is one (task, seed); it counts for pass^k when all k repetitions are scored, "
-        "and passes when every one of them passed; instances with an infra error are incomplete"
+        "an instance is one (task, seed); `curve` is pass^1 .. pass^n by the "
+        + m.PASS_HAT_K_CONVENTION + "; each point gives the instances it rests on and the planned ones "
+        "short of k scored repetitions; `passed_all` / `passed_at_least_once` / `rate` count complete "
+        "instances only (every planned repetition scored)"
     ),
+    "denominators": (
+        "beside every rate: planned (declared attempts), scored (graded or agent_error), excluded "
+        "(infra_error or task_error: left out of the rate) and not_run (planned, no ledger line yet)"
+    ),
+    "paired": (
+        "pairs are the (task, seed, repetition) both sides ran and both scored; difference = first pass "
+        "rate - second over those pairs; interval: " + m.PAIRED_CI_CONVENTION + "; exact_p: "
+        + m.EXACT_TEST_CONVENTION
+    ),
+    "totals": "counts per condition; a label's conditions are never pooled into one total",
+    "attempt_time": "attempt wall seconds (timings.total_s) over scored attempts: median and p90",
     "check_rate": "passed required checks / all required checks, over scored attempts",
     "probe_rate": "refused requests (hard-control probes) per scored attempt",
     "cost": (
@@ -129,36 +150,39 @@ def infra_causes(lines: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]
             "retried": [{"cause": c, "count": k} for c, k in sorted(retried.items(), key=lambda x: (-x[1], x[0]))]}
 
 
-def aggregate(lines: list[dict[str, Any]], reps: int) -> dict[str, Any]:
-    """Every section 8 metric over a group of ledger lines of one condition."""
+def _instances(lines: list[dict[str, Any]]) -> tuple[dict[Instance, list[bool]], dict[Instance, int]]:
+    """Per (task, seed): the verdicts of its scored attempts (in ledger order), and how many
+    attempts it has a line for at all."""
+    scored: dict[Instance, list[bool]] = {}
+    recorded: dict[Instance, int] = defaultdict(int)
+    for ln in lines:
+        key = (str(ln["identity"]["task"]), int(ln["identity"]["seed"]))
+        recorded[key] += 1
+        if ln.get("outcome") not in UNSCORED:
+            scored.setdefault(key, []).append(bool(ln.get("passed")))
+    return scored, dict(recorded)
+
+
+def aggregate(lines: list[dict[str, Any]], reps: int, planned: Iterable[Instance] | None = None,
+              p90: Any = m.p90) -> dict[str, Any]:
+    """Every section 8 metric over a group of ledger lines of one condition.
+
+    `planned`: the (task, seed) instances the campaign declared for the group (default: those
+    with a line); each is planned `reps` times. `p90`: the percentile function of the declared
+    convention (metrics.P90_BY_CONVENTION).
+    """
     infra = [ln for ln in lines if ln.get("outcome") == "infra_error"]
     task_errors = [ln for ln in lines if ln.get("outcome") == "task_error"]
     scored = [ln for ln in lines if ln.get("outcome") not in UNSCORED]
     n = len(scored)
     passed = sum(1 for ln in scored if ln.get("passed"))
-
-    # pass^k over (task, seed) instances
-    by_instance: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
-    for ln in lines:
-        ident = ln["identity"]
-        by_instance[(ident["task"], ident["seed"])].append(ln)
-    complete = incomplete = passed_all = passed_once = 0
-    tasks_all: set[str] = set()
-    tasks_incomplete: set[str] = set()
-    for (task, _seed), group in sorted(by_instance.items()):
-        if any(g.get("outcome") in UNSCORED for g in group) or len(group) < reps:
-            incomplete += 1
-            tasks_incomplete.add(task)
-            continue
-        complete += 1
-        if all(g.get("passed") for g in group):
-            passed_all += 1
-        if any(g.get("passed") for g in group):
-            passed_once += 1
-    for task in {t for t, _ in by_instance}:
-        insts = [g for (t, _), g in by_instance.items() if t == task]
-        if task not in tasks_incomplete and all(all(x.get("passed") for x in g) for g in insts):
-            tasks_all.add(task)
+    by_instance, recorded = _instances(lines)
+    planned_instances = set(planned if planned is not None else recorded) | set(recorded)
+    planned_attempts = max(len(planned_instances) * reps, len(lines))
+    attempt_times = [
+        ln["timings"]["total_s"] for ln in scored
+        if isinstance(ln.get("timings"), dict) and isinstance(ln["timings"].get("total_s"), (int, float))
+    ]
 
     required = [c for ln in scored for c in ln.get("checks", []) if c.get("required")]
     durations = [
@@ -177,8 +201,11 @@ def aggregate(lines: list[dict[str, Any]], reps: int) -> dict[str, Any]:
     writes_rev = sum(ln.get("writes", {}).get("self_reversed", 0) for ln in scored)
 
     return {
+        "planned": planned_attempts,
         "attempts": len(lines),
         "scored": n,
+        "excluded": len(infra) + len(task_errors),
+        "not_run": planned_attempts - len(lines),
         "passed": passed,
         "failed": n - passed,
         "agent_errors": sum(1 for ln in scored if ln.get("outcome") == "agent_error"),
@@ -189,15 +216,7 @@ def aggregate(lines: list[dict[str, Any]], reps: int) -> dict[str, Any]:
         "retries": sum(len(ln.get("retries", [])) for ln in lines),
         "pass_at_1": m.rate(passed, n),
         "pass_at_1_wilson95": list(w) if (w := m.wilson(passed, n)) else None,
-        "pass_k": {
-            "k": reps,
-            "instances": complete,
-            "incomplete": incomplete,
-            "passed_all": passed_all,
-            "passed_at_least_once": passed_once,
-            "rate": m.rate(passed_all, complete),
-            "tasks_passed_all": sorted(tasks_all),
-        },
+        "pass_k": pass_k_block(by_instance, recorded, reps, planned_instances),
         "check_rate": m.rate(sum(1 for c in required if c.get("passed")), len(required)),
         "required_checks": len(required),
         "breaches": sum(1 for ln in scored if ln.get("breach")),
@@ -223,12 +242,79 @@ def aggregate(lines: list[dict[str, Any]], reps: int) -> dict[str, Any]:
             ),
         },
         "usage": _sum_numbers(ln.get("usage") for ln in scored),
-        "turn_time_s": {"turns": len(durations), "median": m.median(durations), "p90": m.p90(durations)},
+        "turn_time_s": {"turns": len(durations), "median": m.median(durations), "p90": p90(durations)},
+        "attempt_time_s": {"attempts": len(attempt_times), "median": m.median(attempt_times),
+                           "p90": p90(attempt_times)},
     }
 
 
-def compute_summary(lines: list[dict[str, Any]], declaration: dict[str, Any]) -> dict[str, Any]:
-    """The whole summary.json from the ledger lines and the campaign declaration."""
+def _p90_function(convention: str | None) -> Any:
+    """The p90 function of a declared convention (None: the one new summaries declare)."""
+    if convention is None:
+        return m.p90
+    try:
+        return m.P90_BY_CONVENTION[convention]
+    except KeyError:
+        raise ValueError(f"unknown p90 convention {convention!r}") from None
+
+
+def _condition_totals(lines: list[dict[str, Any]], declaration: dict[str, Any], per_cell: int) -> dict[str, Any]:
+    """Counts per condition: planned, recorded, scored, excluded and not run, with the outcomes."""
+    out: dict[str, Any] = {}
+    for cond in sorted({c["condition"] for c in declaration["cells"]} | {ln["identity"]["condition"] for ln in lines}):
+        group = [ln for ln in lines if ln["identity"]["condition"] == cond]
+        planned = max(per_cell * sum(1 for c in declaration["cells"] if c["condition"] == cond), len(group))
+        unscored = sum(1 for ln in group if ln.get("outcome") in UNSCORED)
+        out[cond] = {
+            "planned": planned,
+            "attempts": len(group),
+            "scored": len(group) - unscored,
+            "excluded": unscored,
+            "not_run": planned - len(group),
+            "passed": sum(1 for ln in group if ln.get("outcome") not in UNSCORED and ln.get("passed")),
+            "infra_errors": sum(1 for ln in group if ln.get("outcome") == "infra_error"),
+            "agent_errors": sum(1 for ln in group if ln.get("outcome") == "agent_error"),
+            "task_errors": sum(1 for ln in group if ln.get("outcome") == "task_error"),
+            "retries": sum(len(ln.get("retries", [])) for ln in group),
+        }
+    return out
+
+
+def comparisons(declaration: dict[str, Any], by_cell: dict[str, list], by_system: dict[str, list],
+                system_cells: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Paired comparisons: every two cells of one task and condition (declaration order), and every
+    two systems of one condition over the tasks both declared."""
+    seeds, reps = list(declaration["seeds"]), int(declaration["reps"])
+
+    def pairs_of(tasks: Iterable[str]) -> list[tuple[str, int, int]]:
+        return [(t, s, r) for t in sorted(tasks) for s in seeds for r in range(1, reps + 1)]
+
+    cells = declaration["cells"]
+    cell_pairs = [
+        compare(a["cell"], b["cell"], by_cell.get(a["cell"], []), by_cell.get(b["cell"], []),
+                pairs_of([a["task"]]), UNSCORED)
+        for i, a in enumerate(cells) for b in cells[i + 1:]
+        if a["task"] == b["task"] and a["condition"] == b["condition"]
+    ]
+    keys = sorted(system_cells)
+    system_pairs = []
+    for i, a in enumerate(keys):
+        for b in keys[i + 1:]:
+            conds = {c["condition"] for c in system_cells[a]} | {c["condition"] for c in system_cells[b]}
+            common = {c["task"] for c in system_cells[a]} & {c["task"] for c in system_cells[b]}
+            if len(conds) == 1 and common:
+                system_pairs.append(compare(a, b, by_system.get(a, []), by_system.get(b, []), pairs_of(common), UNSCORED))
+    return {"cells": cell_pairs, "systems": system_pairs}
+
+
+def compute_summary(lines: list[dict[str, Any]], declaration: dict[str, Any], *,
+                    p90_convention: str | None = None) -> dict[str, Any]:
+    """The whole summary.json from the ledger lines and the campaign declaration.
+
+    `p90_convention`: the convention to compute p90 by (metrics.P90_BY_CONVENTION); None for the
+    one new summaries declare. `export --verify` passes the convention the stored summary declares.
+    """
+    p90 = _p90_function(p90_convention)
     reps = int(declaration["reps"])
     seeds = list(declaration["seeds"])
     planned = len(declaration["cells"]) * len(seeds) * reps
@@ -249,25 +335,30 @@ def compute_summary(lines: list[dict[str, Any]], declaration: dict[str, Any]) ->
             "provider_tools": provider_tools(declaration, decl_cell["system"]),
             # What the attempts actually ran under (a label may hold more than one only by error).
             "isolation": sorted({str(ln.get("isolation")) for ln in group if ln.get("isolation")}),
-            **aggregate(group, reps),
+            **aggregate(group, reps, [(decl_cell["task"], s) for s in seeds], p90),
         }
     systems = {}
     def key_of(c: dict[str, Any]) -> str:
         return _system_key(c, provider_tools(declaration, c["system"]))
 
-    for key in sorted({key_of(c) for c in declaration["cells"]}):
+    system_cells: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for c in declaration["cells"]:
+        system_cells[key_of(c)].append(c)
+    for key in sorted(system_cells):
         group = by_system.get(key, [])
-        agg = aggregate(group, reps)
-        agg["tasks"] = sorted({c["task"] for c in declaration["cells"] if key_of(c) == key})
+        tasks_of = sorted({c["task"] for c in system_cells[key]})
+        agg = aggregate(group, reps, [(t, s) for t in tasks_of for s in seeds], p90)
+        agg["tasks"] = tasks_of
         systems[key] = agg
     tasks: dict[str, Any] = {}
     for name, c in cells.items():
         version = (declaration.get("tasks", {}).get(c["task"]) or {}).get("version")
         entry = tasks.setdefault(c["task"], {"version": version, "cells": {}})
         entry["cells"][name] = {
-            k: c[k] for k in ("attempts", "scored", "passed", "pass_at_1", "breaches", "infra_errors",
-                              "infra_error_causes", "task_errors")
+            k: c[k] for k in ("planned", "attempts", "scored", "excluded", "not_run", "passed", "pass_at_1",
+                              "breaches", "infra_errors", "infra_error_causes", "task_errors")
         }
+    p90_text = p90_convention or m.P90_CONVENTION
     return {
         "schema": SUMMARY_SCHEMA,
         "label": declaration.get("label"),
@@ -276,26 +367,22 @@ def compute_summary(lines: list[dict[str, Any]], declaration: dict[str, Any]) ->
         "seeds": seeds,
         "reps": reps,
         "conditions": declaration.get("conditions"),
-        "conventions": CONVENTIONS,
+        "conventions": {**CONVENTIONS, "p90": p90_text},
         "matrix": {"planned": planned, "present": len(lines), "complete": len(lines) == planned},
-        # Counts only: rates are never pooled across cells or conditions.
-        "totals": {
-            "attempts": len(lines),
-            "infra_errors": sum(1 for ln in lines if ln.get("outcome") == "infra_error"),
-            "agent_errors": sum(1 for ln in lines if ln.get("outcome") == "agent_error"),
-            "task_errors": sum(1 for ln in lines if ln.get("outcome") == "task_error"),
-            "retries": sum(len(ln.get("retries", [])) for ln in lines),
-        },
+        # Counts only, per condition: rates are never pooled across cells or conditions.
+        "totals": _condition_totals(lines, declaration, len(seeds) * reps),
         "cells": cells,
         "systems": systems,
         "tasks": {k: tasks[k] for k in sorted(tasks)},
         "per_check": per_check(lines, declaration),
+        "comparisons": comparisons(declaration, by_cell, by_system, system_cells),
     }
 
 
 def per_check(lines: list[dict[str, Any]], declaration: dict[str, Any]) -> dict[str, Any]:
     """Per task: every check (in the order the grader reports them) x every declared cell."""
     out: dict[str, Any] = {}
+    per_cell_planned = len(declaration["seeds"]) * int(declaration["reps"])
     for task in sorted({c["task"] for c in declaration["cells"]}):
         cell_names = [c["cell"] for c in declaration["cells"] if c["task"] == task]
         scored = [ln for ln in lines if ln["identity"]["task"] == task and ln.get("outcome") not in UNSCORED]
@@ -310,7 +397,9 @@ def per_check(lines: list[dict[str, Any]], declaration: dict[str, Any]) -> dict[
                 ran = [chk for ln in scored if ln["identity"]["cell"] == cell
                        for chk in ln.get("checks") or [] if chk.get("name") == name]
                 ok = sum(1 for chk in ran if chk.get("passed"))
-                per_cell[cell] = {"scored": len(ran), "passed": ok, "failed": len(ran) - ok,
+                excluded = sum(1 for ln in lines if ln["identity"]["cell"] == cell and ln.get("outcome") in UNSCORED)
+                per_cell[cell] = {"planned": per_cell_planned, "scored": len(ran), "excluded": excluded,
+                                  "passed": ok, "failed": len(ran) - ok,
                                   "rate": m.rate(ok, len(ran)),
                                   "breaches": sum(1 for chk in ran if chk.get("breach"))}
             checks.append({"name": name, **info, "cells": per_cell})

@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     """
     from orchestrator.campaign import runtime
     from orchestrator.campaign.export import export_label
-    from orchestrator.campaign.progress import CampaignProgress, summary_table
+    from orchestrator.campaign.progress import CampaignProgress, comparisons_table, summary_table
     from orchestrator.campaign.scheduler import Scheduler
 
     console = Console(stderr=True, soft_wrap=True)  # messages stay whole lines (greppable)
@@ -258,6 +258,8 @@ def run(args: argparse.Namespace) -> int:
 
     summary = export_label(runs_root, label)
     out.print(summary_table(summary))
+    if (paired := comparisons_table(summary)) is not None:
+        out.print(paired)
     say(out, f"ledger: {root / 'attempts.jsonl'}\nsummary: {root / 'summary.json'}")
     return _final_code(console, summary, result, spec.budgets.infra_retries, stopped=scheduler.stopping)
 

@@ -20,9 +20,17 @@ def _square(stats: dict[str, Any]) -> str:
     mark = f"<small>&#9888; {breaches} breach{'es' if breaches != 1 else ''}</small>" if breaches else ""
     title = f"{stats['passed']} passed, {stats['failed']} failed of {stats['scored']}" + (
         f"; {breaches} breach(es)" if breaches else "")
+    if "planned" in stats:  # the denominators: planned attempts, and those excluded from the rate
+        title += f"; {stats['planned']} planned, {stats.get('excluded', 0)} excluded"
     cls = "h breach" if breaches else "h"
     return (f"<td class='{cls}' style='background:{heat(stats.get('rate'))}' title='{esc(title)}'>"
-            f"{pct(stats.get('rate'))}<small>{stats['passed']}/{stats['scored']}</small>{mark}</td>")
+            f"{pct(stats.get('rate'))}<small>{stats['passed']}/{stats['scored']}{_of_planned(stats)}</small>{mark}</td>")
+
+
+def _of_planned(stats: dict[str, Any]) -> str:
+    """` of N` when the square's scored attempts are fewer than planned (some excluded or not run)."""
+    planned = stats.get("planned")
+    return f" of {planned}" if isinstance(planned, int) and planned != stats.get("scored") else ""
 
 
 def _separates(check: dict[str, Any]) -> bool:

@@ -1,9 +1,11 @@
 """`orchestrate report LABEL`: a self-contained HTML report (inline CSS and SVG, no external assets).
 
-`report.html` holds: the cells with the interface, condition and isolation each ran under; pass
-rate per cell with Wilson 95% intervals (grouped by task); the per-check view (check x cell heat
-map per task, orchestrator/report/checks.py); turn-time distributions per cell (points,
-median and p90 marked); breaches and probes per cell; the errors; and every attempt, linked to its
+`report.html` holds: the cells with the interface, condition and isolation each ran under; the
+totals per condition; pass rate per cell with Wilson 95% intervals and its denominators (grouped
+by task); the pass^k curve with its coverage; the paired comparisons
+(orchestrator/report/statistics.py); the per-check view (check x cell heat
+map per task, orchestrator/report/checks.py); attempt and turn times (turn-time distributions per
+cell: points, median and p90 marked); breaches and probes per cell; the errors; and every attempt, linked to its
 page in `report_files/` beside it (orchestrator/report/attempt_page.py). The two together are
 the report folder: copy `report.html` with `report_files/`. Everything comes from the label's
 ledger, summary, provenance and attempt folders.
@@ -18,6 +20,13 @@ from orchestrator.campaign.identity import AttemptIdentity, attempt_dir
 from orchestrator.report.attempt_page import render_attempt_page, verdict_text
 from orchestrator.report.charts import CSS, count_chart, esc, pct, plain, rate_chart, turn_time_chart
 from orchestrator.report.checks import per_check_view
+from orchestrator.report.statistics import (
+    comparisons_table,
+    denominator_text,
+    pass_k_table,
+    times_table,
+    totals_table,
+)
 
 PAGES_DIR = "report_files"  # attempt pages, beside report.html ("Save page" convention)
 
@@ -127,6 +136,9 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
     ]
 
     out.append("<h2>Cells</h2>" + cells_table(cells))
+    totals = summary.get("totals") or {}
+    if totals and all(isinstance(t, dict) for t in totals.values()):
+        out.append("<h2>Totals per condition (never pooled)</h2>" + totals_table(totals))
 
     # pass rates, grouped by task
     out.append("<h2>Pass rate per cell (pass@1, Wilson 95% interval)</h2>")
@@ -134,11 +146,17 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
         rows = []
         for name in entry["cells"]:
             c = cells[name]
-            excluded = f", {c['infra_errors']} infra excluded" if c.get("infra_errors") else ""
-            rows.append((name, c["pass_at_1"], c.get("pass_at_1_wilson95"), f"{c['passed']}/{c['scored']}{excluded}"))
+            rows.append((name, c["pass_at_1"], c.get("pass_at_1_wilson95"), denominator_text(c)))
         out.append(f"<h3>{esc(task)} (version {esc(entry.get('version'))})</h3>")
         out.append(rate_chart(rows, title=f"pass rate {task}", colour="#5b9f5b"))
         out.append(infra_note([(name, cells[name]) for name in entry["cells"]]))
+
+    out.append("<h2>pass^k per cell (unbiased estimator over the scored repetitions)</h2>" + pass_k_table(cells))
+    comparisons = summary.get("comparisons") or {}
+    out.append("<h2>Paired comparisons of cells (same task, condition, seeds and repetitions)</h2>"
+               + comparisons_table(comparisons.get("cells") or []))
+    out.append("<h2>Paired comparisons of systems (same condition, across the tasks both ran)</h2>"
+               + comparisons_table(comparisons.get("systems") or []))
 
     out.append("<h2>Per check: which judgment separates the systems</h2>")
     out.append(per_check_view(summary.get("per_check") or {}, cells))
@@ -151,20 +169,22 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
         out.append(
             f"<tr><td>{esc(name)}</td><td>{len(s['tasks'])}</td><td>{s['attempts']}</td><td>{pct(s['pass_at_1'])}</td>"
             f"<td>{'-' if not ci else pct(ci[0]) + ' - ' + pct(ci[1])}</td>"
-            f"<td>{pk['passed_all']}/{pk['instances']} (k={pk['k']})</td>"
+            f"<td>{pk['passed_all']}/{pk['instances']} of {pk.get('planned', pk['instances'])} (k={pk['k']})</td>"
             f"<td>{esc(', '.join(pk['tasks_passed_all']) or '-')}</td></tr>"
         )
     out.append("</table>")
 
     # Header words break only between words (and after a slash), never inside one.
-    out.append("<h2>Metrics per cell</h2><div class='wide'><table class='metrics'><tr><th>cell</th><th>attempts</th><th>scored</th><th>passed</th>"
+    out.append("<h2>Metrics per cell</h2><div class='wide'><table class='metrics'><tr><th>cell</th><th>planned</th>"
+               "<th>attempts</th><th>scored</th><th>excluded</th><th>passed</th>"
                "<th>check rate</th><th>breach rate</th><th>probes/<wbr>attempt</th><th>writes/<wbr>attempt</th>"
                "<th>self-reversed</th><th>agent errors</th><th>infra errors</th><th>task errors</th><th>retries</th>"
                "<th>cost/<wbr>accepted</th></tr>")
     for name, c in cells.items():
         cost = c["cost"]["cost_per_accepted_usd"]
         out.append(
-            f"<tr><td>{esc(name)}</td><td>{c['attempts']}</td><td>{c['scored']}</td><td>{c['passed']}</td>"
+            f"<tr><td>{esc(name)}</td><td>{c.get('planned', '-')}</td><td>{c['attempts']}</td><td>{c['scored']}</td>"
+            f"<td>{c.get('excluded', '-')}</td><td>{c['passed']}</td>"
             f"<td>{pct(c['check_rate'])}</td><td>{pct(c['breach_rate'])}</td>"
             f"<td>{'-' if c['probe_rate'] is None else c['probe_rate']}</td>"
             f"<td>{'-' if c['writes']['per_attempt'] is None else c['writes']['per_attempt']}</td>"
@@ -185,6 +205,7 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
             if isinstance(t.get("duration_s"), (int, float))
         ]
         series.append((name, vals))
+    out.append("<h2>Attempt and turn times (wall seconds, scored attempts)</h2>" + times_table(cells))
     out.append("<h2>Turn times (wall seconds per turn; black: median, red: p90 by nearest rank)</h2>")
     out.append(turn_time_chart(series))
 
@@ -192,7 +213,8 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
     out.append("<h2>Breaches (attempts with at least one breach, Wilson 95%)</h2>")
     out.append(
         rate_chart(
-            [(n, c["breach_rate"], c.get("breach_wilson95"), f"{c['breaches']}/{c['scored']}") for n, c in cells.items()],
+            [(n, c["breach_rate"], c.get("breach_wilson95"), denominator_text({**c, "passed": c["breaches"]}))
+             for n, c in cells.items()],
             title="breach rate",
             colour="#c0392b",
         )

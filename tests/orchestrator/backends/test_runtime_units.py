@@ -51,7 +51,9 @@ def test_parse_cell(text, cell):
         ("Oracle:payment-run", "system 'Oracle'"),
         ("oracle:Payment Run", "whitespace"),
         ("oracle:pay/run", "task 'pay/run'"),
-        ("oracle:payment-run+LOST", "condition 'LOST'"),
+        ("oracle:payment-run+lost;writes", "condition 'lost;writes'"),
+        ("oracle:payment-run+-lost", "condition '-lost'"),
+        ("oracle:payment-run+lost,,slow", "empty item"),
     ],
 )
 def test_parse_cell_errors_name_the_part(text, fragment):

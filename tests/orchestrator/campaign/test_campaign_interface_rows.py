@@ -60,8 +60,11 @@ def report_cell_rows(html: str) -> list[tuple[str, str, str, str]]:
 
 
 def printed_rows(text: str) -> list[str]:
-    """The first column of each body row of the printed summary table."""
-    return [line.split("│")[1].strip() for line in text.splitlines() if line.startswith("│")]
+    """The first column of each body row of the printed summary table (the first table printed;
+    the paired comparisons follow it)."""
+    first = text.split("└", 1)[0]
+    cells = [line.split("│")[1].strip() for line in first.splitlines() if line.startswith("│")]
+    return [c for c in cells if c]  # a blank first column continues the row above (a wrapped value)
 
 
 def assert_two_interface_rows(runs: Path, label: str, printed: str) -> None:

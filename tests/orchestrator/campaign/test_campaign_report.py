@@ -82,10 +82,10 @@ def test_infra_errors_and_their_causes_stand_next_to_the_pass_rate(tmp_path: Pat
         {"cause": "ErpUnhealthy in turn: service 'erp' died (exit 137)", "count": 2}]
     assert main(["report", "inf", "--runs-root", str(tmp_path)]) == 0
     text = Path(capsys.readouterr().out.strip()).read_text()
-    assert "1/1, 2 infra excluded" in text
+    assert "1/1 of 3 planned (2 excluded)" in text
     assert "<b>oracle:payment-run</b>: 2 attempt(s) left out of the rate as infrastructure errors: ErpUnhealthy in turn" in text
     assert "<b>null:payment-run</b>:" not in text   # nothing excluded there, so nothing said
     console = Console(record=True, width=240)
     console.print(summary_table(summary))
     out = console.export_text()
-    assert "(2 infra excl.)" in out and "infra errors, oracle:payment-run: ErpUnhealthy in turn" in out
+    assert "(2 excl.)" in out and "infra errors, oracle:payment-run: ErpUnhealthy in turn" in out

@@ -52,10 +52,11 @@ def test_summary_per_check_counts_every_check_by_cell(tmp_path: Path) -> None:
     checks = {c["name"]: c for c in view["checks"]}
     assert list(checks) == ["paid_right_invoices", "no_duplicate_payment"]  # the grader's order
     paid = checks["paid_right_invoices"]["cells"]
-    assert paid["oracle:payment-run"] == {"scored": 4, "passed": 4, "failed": 0, "rate": 1.0, "breaches": 0}
-    assert paid["null:payment-run"] == {"scored": 4, "passed": 0, "failed": 4, "rate": 0.0, "breaches": 0}
+    counts = {"planned": 4, "scored": 4, "excluded": 0}
+    assert paid["oracle:payment-run"] == {**counts, "passed": 4, "failed": 0, "rate": 1.0, "breaches": 0}
+    assert paid["null:payment-run"] == {**counts, "passed": 0, "failed": 4, "rate": 0.0, "breaches": 0}
     dup = checks["no_duplicate_payment"]["cells"]["null:payment-run"]
-    assert dup == {"scored": 4, "passed": 2, "failed": 2, "rate": 0.5, "breaches": 2}  # seed 1, both reps
+    assert dup == {**counts, "passed": 2, "failed": 2, "rate": 0.5, "breaches": 2}  # seed 1, both reps
     cell = summary["cells"]["oracle:payment-run+lost-writes"]
     assert (cell["interface"], cell["condition"], cell["isolation"]) == ("cli", "lost-writes", ["none"])
     # the summary stays a pure function of the ledger: verify recomputes it to the same bytes
