@@ -171,7 +171,7 @@ class _Steps:
 
 
 def _day_step(steps: _Steps, n: int | None, date: str, sims: list[dict[str, Any]], faults: list[dict[str, Any]],
-              extra: dict[str, Any]) -> None:
+              extra: dict[str, Any], since: str | None = None) -> None:
     what = "the grading date" if n is None else f"turn {n}"
     results = [{"content": f"{r.get('business_date')} {r.get('actor') or 'counterparty'}: {r.get('action')} "
                            f"{r.get('object_type') or ''} {r.get('object_id') or ''}".rstrip(),
@@ -181,7 +181,8 @@ def _day_step(steps: _Steps, n: int | None, date: str, sims: list[dict[str, Any]
                  "extra": {"fault": {k: f.get(k) for k in ("seq", "kind", "rule", "method", "path", "business_date", "committed",
                                                            "client_status", "audit_before", "audit_after")}}}
                 for f in faults]
-    message = (f"Business day {date} ({what}): the clock advanced to {date}; the counterparties acted "
+    advance = f"from {since} to {date}" if since and since != date else f"to {date}"
+    message = (f"Business day {date} ({what}): the clock advanced {advance}; the counterparties acted "
                f"{len(sims)} time(s); {len(faults)} fault(s) injected.")
     stamp = _iso(_epoch(sims[0].get("wall_time"))) if sims else None
     steps.add("system", message, timestamp=stamp, observation={"results": results} if results else None, extra=extra)
@@ -382,7 +383,7 @@ def build_trajectory(folder: Path, result: dict[str, Any], *, grading_date: str 
     for t in turns:
         n, date = int(t.get("n") or 0), str(t.get("date"))
         sims, days_faults = _days(audit, faults, previous, date)
-        _day_step(steps, n, date, sims, days_faults, {"turn": n, "date": date, "advance_s": t.get("advance_s")})
+        _day_step(steps, n, date, sims, days_faults, {"turn": n, "date": date, "advance_s": t.get("advance_s")}, since=previous)
         previous = date if previous is None or date > previous else previous
         turn_dir = folder / "turns" / str(n)
         try:
@@ -407,7 +408,7 @@ def build_trajectory(folder: Path, result: dict[str, Any], *, grading_date: str 
         _dispatch(steps, stray, 0, breach_ids, "outside every turn")
     if grading_date and previous is not None:
         sims, days_faults = _days(audit, faults, previous, grading_date)
-        _day_step(steps, None, grading_date, sims, days_faults, {"date": grading_date, "grading": True})
+        _day_step(steps, None, grading_date, sims, days_faults, {"date": grading_date, "grading": True}, since=previous)
     if not steps.steps:
         steps.add("system", "No turn ran.")
     doc: dict[str, Any] = {

@@ -58,6 +58,29 @@ def test_every_attempt_publishes_a_valid_redacted_trajectory(bundle) -> None:
     assert report.ok, report.problems
 
 
+def test_days_carry_the_faults_and_requests_carry_probes_and_breaches(bundle) -> None:
+    _c, out = bundle
+    seen_faults = seen_breaches = 0
+    for folder in sorted(p.parent for p in out.rglob("trajectory.json")):
+        doc = json.loads((folder / "trajectory.json").read_text())
+        audit = [json.loads(x) for x in (folder / "audit.jsonl").read_text().splitlines()]
+        faults = [json.loads(x) for x in (folder / "faults.jsonl").read_text().splitlines() if x.strip()]
+        results = [(s, r) for s in doc["steps"] for r in (s.get("observation") or {}).get("results", [])]
+        # Every injected fault opens its business day (system steps only).
+        assert sorted(r["extra"]["fault"]["seq"] for s, r in results if "fault" in (r.get("extra") or {}) and s["source"] == "system") == \
+            sorted(f["seq"] for f in faults), folder
+        erp = [r["extra"]["erp"] for _, r in results if "erp" in (r.get("extra") or {})]
+        assert [e["audit_id"] for e in erp if e["probe"]] == [a["id"] for a in audit if a["channel"] == "api" and a["outcome"] == "refused"]
+        result = json.loads((folder / "result.json").read_text())
+        cited = {i for b in result.get("breaches") or [] for i in (b.get("refs") or {}).get("audit_ids") or []}
+        cited |= {(b.get("refs") or {}).get("audit_id") for b in result.get("breaches") or []} - {None}
+        api_ids = {a["id"] for a in audit if a["channel"] == "api"}
+        assert {e["audit_id"] for e in erp if e["breach"]} == cited & api_ids, folder
+        seen_faults += len(faults)
+        seen_breaches += len(cited & api_ids)
+    assert seen_faults and seen_breaches  # the campaign has both: the checks above were not vacuous
+
+
 def _forge(copy: Path, rel: str, change: Any) -> None:
     """Alter one step and rewrite the manifest so every hash matches, as a careful forger would."""
     path = copy / rel
