@@ -121,7 +121,7 @@ def ray_executor(address: str, label: str, task: str, scenarios):
 def run_level(concurrency: int, attempts: int, task: str, runs_root: Path, scenarios, client,
               ray_address: str | None = None) -> dict:
     from orchestrator.campaign import runtime
-    from orchestrator.campaign.identity import plan_attempts
+    from orchestrator.campaign.declaration import plan_attempts
     from orchestrator.campaign.limits import EngineLimits
     from orchestrator.campaign.scheduler import Scheduler
     from orchestrator.cells import Cell

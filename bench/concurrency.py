@@ -99,7 +99,7 @@ def run_level(level: int, task: str, systems: Path, runs_root: Path, scenarios, 
     from campaign_throughput import MemorySampler
 
     from orchestrator.campaign import runtime
-    from orchestrator.campaign.identity import plan_attempts
+    from orchestrator.campaign.declaration import plan_attempts
     from orchestrator.campaign.limits import EngineLimits
     from orchestrator.campaign.scheduler import Scheduler
     from orchestrator.cells import Cell

@@ -9,16 +9,30 @@ Three uses, three stable definitions (each value is recorded somewhere, so none 
                            every regular file, symlinks skipped. result.json `hashes.workspace`.
 * `update_with_tree(h, base, rel)` feeds a file or folder (path names and bytes) into a running
                            hash: the scenario cache key (orchestrator/scenarios/cache.py).
+
+and `canonical_json(obj)` / `sha256_bytes(data)`: the one serialisation hashed into attempt ids,
+ledger lines and manifests, and the digest of bytes.
 """
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 from typing import Any
 
 _SOURCE_SKIP_PARTS = frozenset({"__pycache__", ".pytest_cache"})
 _CACHE_SKIP_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache"})
+
+
+def canonical_json(obj: Any) -> str:
+    """The one serialisation used for hashing and for ledger lines: sorted keys, no spaces."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def sha256_bytes(data: bytes) -> str:
+    """Hex SHA-256 of bytes."""
+    return hashlib.sha256(data).hexdigest()
 
 
 def file_sha256(path: Path) -> str | None:

@@ -13,7 +13,7 @@ lines, one object per line:
   retry, finished, skipped) and every attempt's phase events, from all threads.
 
 Fields used across the orchestrator: `event` (what happened: `phase_start`, `phase_end`,
-`phase_failed`, `attempt_started`, ...), `attempt_id`, `phase`, `duration_s`, `outcome`.
+`phase_failed`, `attempt_started`, ...), `attempt_id` (and an attempt's `run_id`), `phase`, `duration_s`, `outcome`.
 The console (`configure_console`) is rendered by rich for people. Records of plain `logging`
 loggers (libraries, older code) pass through the same formatters.
 """
@@ -100,14 +100,14 @@ def _attached(handler: logging.Handler) -> Iterator[None]:
 
 
 class AttemptLog:
-    """One attempt's log: within `with AttemptLog(attempt_id) as alog:` every orchestrator line
-    of this thread carries `attempt_id`; lines are held in memory until `alog.open(path)`, then
+    """One attempt's log: within `with AttemptLog(attempt_id, run_id=...) as alog:` every
+    orchestrator line of this thread carries `attempt_id` (and the try's `run_id`); lines are held in memory until `alog.open(path)`, then
     written (the held ones first) to `path` as JSON lines. Never opened (bad input before the
     attempt folder exists): the held lines are dropped."""
 
-    def __init__(self, attempt_id: str) -> None:
+    def __init__(self, attempt_id: str, *, run_id: str | None = None) -> None:
         _configure()
-        self.attempt_id = attempt_id
+        self.attempt_id, self.run_id = attempt_id, run_id
         self.thread = threading.get_ident()
         self._held = logging.handlers.MemoryHandler(capacity=100_000, flushLevel=logging.CRITICAL + 1, flushOnClose=False)
         self._held.addFilter(lambda record: record.thread == self.thread)
@@ -115,7 +115,8 @@ class AttemptLog:
         self._bound: Any = None
 
     def __enter__(self) -> AttemptLog:
-        self._bound = structlog.contextvars.bound_contextvars(attempt_id=self.attempt_id)
+        ids = {"attempt_id": self.attempt_id, **({"run_id": self.run_id} if self.run_id else {})}
+        self._bound = structlog.contextvars.bound_contextvars(**ids)
         self._bound.__enter__()
         logging.getLogger(ROOT).addHandler(self._held)
         return self

@@ -1,11 +1,11 @@
-"""Where one attempt's record lives on the host (contracts §9)."""
+"""What one attempt's folder holds on the host (contracts §9); where it is, is its identity's."""
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.cells import Cell
+from orchestrator.identity import AttemptIdentity
 
 
 @dataclass(frozen=True)
@@ -31,9 +31,9 @@ class AttemptPaths:
     root: Path
 
     @classmethod
-    def for_attempt(cls, runs_root: Path, label: str, cell: Cell, seed: int, rep: int) -> AttemptPaths:
-        """The folder of (label, cell, seed, rep) under `runs_root`."""
-        return cls(runs_root / label / cell.slug / f"seed-{seed}" / f"rep-{rep}")
+    def for_identity(cls, runs_root: Path, label: str, identity: AttemptIdentity) -> AttemptPaths:
+        """The folder of the attempt `identity` of `label` under `runs_root` (the identity's)."""
+        return cls(identity.folder(runs_root, label))
 
     @property
     def attempt_json(self) -> Path:

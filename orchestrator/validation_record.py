@@ -24,8 +24,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from orchestrator.campaign.identity import canonical_json, sha256_bytes
 from orchestrator.cells import CLEAN
+from orchestrator.hashing import canonical_json, sha256_bytes
 from orchestrator.validate import Entry, Report
 
 RECORD_SCHEMA = 1

@@ -12,7 +12,7 @@ May import: the orchestrator's root modules, `backends`, `services`, `scenarios.
 from __future__ import annotations
 
 from orchestrator.attempt.phases import sigterm_as_interrupt
-from orchestrator.attempt.records import AttemptRecord, AttemptSpec, ErrorRecord, ResultRecord, TurnRecord, new_attempt_id
+from orchestrator.attempt.records import AttemptRecord, AttemptSpec, ErrorRecord, ResultRecord, TurnRecord
 from orchestrator.attempt.runner import AttemptResult, Cancelled, run_attempt
 
 __all__ = [
@@ -23,7 +23,6 @@ __all__ = [
     "ErrorRecord",
     "ResultRecord",
     "TurnRecord",
-    "new_attempt_id",
     "run_attempt",
     "sigterm_as_interrupt",
 ]

@@ -191,7 +191,7 @@ def open_for_attempt(run: Any) -> ModelRun | None:
 
         gateway_image = ensure_images(run.backend.client).gateway.tag
         clients = (sandbox.blocks["attempt"].subnet,)
-    return ModelRun.open(sandbox, run.config, attempt_id=run.attempt_id, system=system, access=access,
+    return ModelRun.open(sandbox, run.config, attempt_id=run.run_id, system=system, access=access,
                          attempt_dir=run.paths.root, gateway_image=gateway_image, local=not docker, clients=clients)
 
 

@@ -4,20 +4,30 @@
 once the inputs are resolved), `TurnRecord` one line of turns.jsonl and one entry of the result's
 `turns`, `ResultRecord` is result.json (written last). The records serialise with `to_json()`,
 which leaves out the optional keys that are unset, as the contract's `key?` says.
+
+attempt.json and result.json embed the attempt's `AttemptIdentity` (orchestrator/identity.py) and
+write it flat, as contracts §9 lists the keys: `attempt_id` (the identity's), `cell`, `task`,
+`system`, `condition`, `interface`, `seed`, `rep`, `task_version`, beside `run_id` (this try) and
+`schema`. Schema 1 records (before the identity was embedded: `attempt_id` was the try's id, no
+`run_id`, `task_version` a number) still read.
 """
 from __future__ import annotations
 
 import json
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from orchestrator.cells import Cell
 from orchestrator.errors import AttemptOutcome, TurnFacts
+from orchestrator.identity import AttemptIdentity
 from orchestrator.trajectory.mismatch import TranscriptMismatch
+
+# 2: the identity embedded (attempt_id is the identity's; the try's id is run_id; task_version text).
+RECORD_SCHEMA = 2
+_IDENTITY_KEYS = ("task", "system", "condition", "interface", "seed", "rep", "task_version")
 
 
 @dataclass(frozen=True)
@@ -31,11 +41,6 @@ class AttemptSpec:
     timeout_override_s: float | None = None
     systems_file: Path | None = None
     model_access: Path | None = None  # orchestrator/model_access.py; needed by systems that call a model
-
-
-def new_attempt_id(spec: AttemptSpec) -> str:
-    """Unique per run of (cell, seed, rep): engine object names and labels use it."""
-    return f"{spec.cell.slug[:40]}-s{spec.seed}-r{spec.rep}-{uuid.uuid4().hex[:8]}".replace("_", "-")
 
 
 class ScenarioInput(Protocol):
@@ -134,19 +139,46 @@ class Hashes(_Record):
     trajectory: str | None = None  # trajectory.json (orchestrator/trajectory/), bound to the result through it
 
 
-class AttemptRecord(_Record):
+class _IdentifiedRecord(_Record):
+    """A record of one try of an attempt: its identity, written flat (see the module docstring)."""
+
+    identity: AttemptIdentity
+    run_id: str  # this try (AttemptIdentity.new_run_id); the attempt's id is the identity's
+    label: str
+
+    @property
+    def attempt_id(self) -> str:
+        """The attempt's id (`AttemptIdentity.attempt_id`), the same for every try."""
+        return self.identity.attempt_id
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_flat(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or "identity" in data:
+            return data
+        data = dict(data)
+        schema = data.pop("schema", 1)
+        ident = AttemptIdentity.from_dict({k: data.pop(k) for k in _IDENTITY_KEYS if k in data})
+        data.pop("cell", None)  # the identity's cell text
+        written_id = data.pop("attempt_id", None)
+        if schema == 1:
+            data.setdefault("run_id", written_id)  # schema 1: attempt_id was the try's id
+        elif written_id != ident.attempt_id:
+            raise ValueError(f"attempt_id {written_id!r} is not the id of the identity it records ({ident.attempt_id})")
+        data["identity"] = ident
+        return data
+
+    def to_json(self) -> dict[str, Any]:
+        data = super().to_json()
+        data.pop("identity")
+        data.update({k: v for k, v in self.identity.model_dump(mode="json").items()})
+        data.update(schema=RECORD_SCHEMA, attempt_id=self.attempt_id, cell=self.identity.cell.text)
+        return data
+
+
+class AttemptRecord(_IdentifiedRecord):
     """attempt.json: the identity of the attempt and the settings it ran with."""
 
-    attempt_id: str
-    cell: str
-    system: str
-    task: str
-    task_version: Any = None
-    seed: int
-    rep: int
-    label: str
-    condition: str
-    interface: str = "cli"  # cli | mcp (orchestrator.cells): part of the identity, never pooled
     faults: str | None = None
     isolation: str
     backend: dict[str, Any]
@@ -157,23 +189,14 @@ class AttemptRecord(_Record):
     config: dict[str, Any]
 
 
-class ResultRecord(_Record):
-    """result.json (contracts §9), written last."""
+class ResultRecord(_IdentifiedRecord):
+    """result.json (contracts §9), written last; also written by the campaign for a try that
+    never reached a result of its own (`written_by: "campaign"`, no isolation)."""
 
-    _optional: ClassVar[frozenset[str]] = frozenset({"fault_metrics", "grade_note", "grade_passed", "error", "teardown_problems",
-                                                      "transcript_mismatch"})
+    _optional: ClassVar[frozenset[str]] = frozenset(
+        {"fault_metrics", "grade_note", "grade_passed", "error", "teardown_problems", "written_by", "transcript_mismatch"})
 
-    attempt_id: str
-    cell: str
-    system: str
-    task: str
-    task_version: Any = None
-    seed: int
-    rep: int
-    label: str
-    condition: str
-    interface: str = "cli"  # cli | mcp, as in attempt.json
-    isolation: str
+    isolation: str | None
     outcome: AttemptOutcome
     graded: bool = False
     passed: bool = False
@@ -192,6 +215,7 @@ class ResultRecord(_Record):
     grade_passed: bool | None = None
     error: ErrorRecord | None = None
     teardown_problems: list[str] = Field(default_factory=list)
+    written_by: str | None = None  # "campaign": the runner raised, or the scenario could not be built
     # The harness's own transcript and the gateway's ledger disagree (issue 32); None when they agree
     # or the system reports nothing to compare.
     transcript_mismatch: TranscriptMismatch | None = None

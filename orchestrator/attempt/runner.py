@@ -45,7 +45,6 @@ from orchestrator.attempt.records import (
     ScenarioInput,
     TaskInput,
     TurnRecord,
-    new_attempt_id,
     read_json_object,
     write_json,
 )
@@ -69,6 +68,7 @@ from orchestrator.errors import (
 )
 from orchestrator.grading import grade_attempt
 from orchestrator.hashing import file_sha256, workspace_sha256
+from orchestrator.identity import AttemptIdentity
 from orchestrator.in_thread import InThread
 from orchestrator.integrity import AgentCausedError, ServiceDeath, TurnState, memory_note
 from orchestrator.logs import AttemptLog, get_logger
@@ -88,13 +88,18 @@ class Cancelled(InfraError):
 class AttemptResult:
     """The outcome of `run_attempt`, with the record it wrote."""
 
-    attempt_id: str
+    run_id: str
     result: ResultRecord
     paths: AttemptPaths
     record: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:
         self.record = self.result.to_json()
+
+    @property
+    def attempt_id(self) -> str:
+        """The attempt's id (its identity's), the same for every try."""
+        return self.result.attempt_id
 
     @property
     def outcome(self) -> AttemptOutcome:
@@ -149,9 +154,10 @@ class AttemptRun:
     ) -> None:
         self.spec, self.backend, self.task, self.scenario, self.config = spec, backend, task, scenario, config
         self.cancel, self.do_grade = cancel, grade
-        self.attempt_id = new_attempt_id(spec)
-        self.paths = AttemptPaths.for_attempt(root, spec.label, spec.cell, spec.seed, spec.rep)
-        self.clock = PhaseClock(self.attempt_id)
+        self.identity = AttemptIdentity.of(spec.cell, spec.seed, spec.rep, task.version)
+        self.run_id = self.identity.new_run_id()
+        self.paths = AttemptPaths.for_identity(root, spec.label, self.identity)
+        self.clock = PhaseClock(self.run_id)
         self.resolved: Resolved | None = None
         self.sandbox: Sandbox | None = None
         self.control: ControlClient | None = None
@@ -179,7 +185,7 @@ class AttemptRun:
         t_start = time.monotonic()
         interrupted: BaseException | None = None
         # Lines are held until the attempt folder exists (after resolve), then go to runtime.jsonl.
-        with AttemptLog(self.attempt_id) as attempt_log:
+        with AttemptLog(self.identity.attempt_id, run_id=self.run_id) as attempt_log:
             spec = self.spec
             log.info("attempt_started", cell=str(spec.cell), seed=spec.seed, rep=spec.rep, isolation=self.backend.isolation)
             early: BaseException | None = None
@@ -221,7 +227,7 @@ class AttemptRun:
             write_json(self.paths.result_json, result.to_json())  # last
         if interrupted is not None:
             raise interrupted
-        return AttemptResult(self.attempt_id, result, self.paths)
+        return AttemptResult(self.run_id, result, self.paths)
 
     def checkpoint(self) -> None:
         """Stop here if the caller asked the attempt to (phase and turn boundaries)."""
@@ -240,16 +246,9 @@ class AttemptRun:
         """attempt.json: who runs what, where, with which settings."""
         spec, resolved = self.spec, self._require("resolved")
         record = AttemptRecord(
-            attempt_id=self.attempt_id,
-            cell=str(spec.cell),
-            system=spec.cell.system,
-            task=spec.cell.task,
-            task_version=self.task.version,
-            seed=spec.seed,
-            rep=spec.rep,
+            identity=self.identity,
+            run_id=self.run_id,
             label=spec.label,
-            condition=spec.cell.condition,
-            interface=spec.cell.interface,
             faults=resolved.faults,
             isolation=self.backend.isolation,
             backend=self.backend.describe(),
@@ -266,7 +265,7 @@ class AttemptRun:
         with self.clock.phase(Phase.OPEN):
             self.checkpoint()
             self.backend.ensure_prepared()
-            self.sandbox = self.backend.open_attempt(AttemptContext(self.attempt_id, self.config.campaign, self.paths))
+            self.sandbox = self.backend.open_attempt(AttemptContext(self.run_id, self.config.campaign, self.paths))
 
     def start_services(self) -> None:
         """The ERP up and healthy, its audit and fault streams followed, the handbook in place."""
@@ -530,16 +529,9 @@ class AttemptRun:
         gd: dict[str, Any] = grade.to_dict() if grade is not None else {}
         outcome: AttemptOutcome = self.outcome or "infra_error"
         return ResultRecord(
-            attempt_id=self.attempt_id,
-            cell=str(spec.cell),
-            system=spec.cell.system,
-            task=spec.cell.task,
-            task_version=self.task.version,
-            seed=spec.seed,
-            rep=spec.rep,
+            identity=self.identity,
+            run_id=self.run_id,
             label=spec.label,
-            condition=spec.cell.condition,
-            interface=spec.cell.interface,
             isolation=self.backend.isolation,
             outcome=outcome,
             graded=grade is not None,

@@ -2,11 +2,12 @@
 
 Modules:
 - `spec`       the declared campaign (CLI flags or a YAML file), validated with pydantic
-- `identity`   deterministic attempt identity, folders, and the label's `campaign.json`
+- `declaration` the label's `campaign.json` (`CampaignDeclaration`), its plan, resume checks
+  (the attempt's identity, id and folder are `orchestrator/identity.py`'s)
 - `scheduler`  the bounded pool that runs attempts, retries infra errors, stops on signals
 - `executor`   where attempts run: the interface; `executor_local` (this host, the default) and
   `executor_ray` (a Ray task per attempt on a cluster node; the node's side in `ray_node`)
-- `ledger`     `attempts.jsonl`: one canonical JSON line per attempt, built from the folders
+- `ledger`     `attempts.jsonl`: one canonical `LedgerLine` per attempt, from each folder's `ResultRecord`
 - `metrics`    pure statistics (Wilson interval, percentiles, pass^k)
 - `summary`    `summary.json`: the section 8 metrics per cell and per system
 - `provenance` `provenance.json`: commit, task trees, images, ledger hash, conditions

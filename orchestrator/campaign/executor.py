@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from orchestrator.campaign.identity import AttemptIdentity
+    from orchestrator.identity import AttemptIdentity
 
 # Told once per try where the attempt runs (a node's name), as soon as the executor knows it.
 Placed = Callable[[str], None]

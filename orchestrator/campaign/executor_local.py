@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.campaign.executor import Executor, Placed
-from orchestrator.campaign.identity import AttemptIdentity
 from orchestrator.campaign.scheduler import AttemptJob
+from orchestrator.identity import AttemptIdentity
 
 
 class LocalExecutor(Executor):

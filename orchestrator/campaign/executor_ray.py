@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.campaign.executor import Executor, Placed
-from orchestrator.campaign.identity import AttemptIdentity
 from orchestrator.campaign.ray_node import node_attempt, pack_folder, unpack_folder
 from orchestrator.campaign.runtime import FatalCampaignError
 from orchestrator.hashing import tree_sha256
+from orchestrator.identity import AttemptIdentity
 
 SLOT_RESOURCE = "docker_slots"
 NODE_FILE = "node.json"  # beside result.json: where the try ran (the ledger does not read it)
@@ -54,12 +54,6 @@ def import_ray() -> Any:
     return ray
 
 
-def runtime_id_prefix(ident: AttemptIdentity) -> str:
-    """The start of every runtime attempt id of `ident` (`orchestrator.attempt.new_attempt_id`):
-    the `pb.attempt` label of its engine objects, whatever try made them."""
-    return f"{ident.cell.slug[:40]}-s{ident.seed}-r{ident.rep}-".replace("_", "-")
-
-
 def sweep_attempt(client: Any, label: str, ident: AttemptIdentity) -> tuple[list[str], int]:
     """Remove the engine objects of `ident` in campaign `label` whose owner process is dead.
 
@@ -69,7 +63,7 @@ def sweep_attempt(client: Any, label: str, ident: AttemptIdentity) -> tuple[list
     """
     from orchestrator import labels as L
 
-    prefix = runtime_id_prefix(ident)
+    prefix = ident.run_id_prefix()
     filters = {"label": [f"{L.MANAGED}=1", f"{L.CAMPAIGN}={label}"]}
     api = client.api
     removed: list[str] = []

@@ -15,21 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.campaign.identity import (
-    DECLARATION_FILE,
-    AttemptIdentity,
-    DeclarationChanged,
-    attempt_dir,
-    canonical_json,
-    declaration_changes,
-    load_declaration,
-    sha256_bytes,
-)
-from orchestrator.campaign.ledger import LEDGER_FILE, build_ledger, build_line, ledger_text, line_sort_key, write_ledger
+from orchestrator.campaign.declaration import DECLARATION_FILE, CampaignDeclaration, DeclarationChanged, declaration_changes, load_declaration
+from orchestrator.campaign.ledger import LEDGER_FILE, LedgerError, build_ledger, build_line, ledger_text, line_sort_key, write_ledger
 from orchestrator.campaign.metrics import P90_BY_CONVENTION
 from orchestrator.campaign.provenance import PROVENANCE_FILE, build_provenance
 from orchestrator.campaign.summary import SUMMARY_FILE, compute_summary
-from orchestrator.cells import CLI, Cell
+from orchestrator.hashing import canonical_json, sha256_bytes
+from orchestrator.identity import AttemptIdentity
 
 
 class ExportError(RuntimeError):
@@ -37,16 +29,8 @@ class ExportError(RuntimeError):
 
 
 def planned_identities(declaration: dict[str, Any]) -> list[AttemptIdentity]:
-    """Every attempt a declaration asks for, in ledger order."""
-    versions = {slug: str(info.get("version")) for slug, info in (declaration.get("tasks") or {}).items()}
-    out = []
-    for c in declaration["cells"]:
-        cell = Cell(c["system"], c["task"], c["condition"], c.get("interface") or CLI)
-        for seed in declaration["seeds"]:
-            for rep in range(1, int(declaration["reps"]) + 1):
-                out.append(AttemptIdentity(cell.task, cell.system, cell.condition, seed, rep, versions.get(cell.task, "None"),
-                                           cell.interface))
-    return sorted(out, key=AttemptIdentity.sort_key)
+    """Every attempt a declaration (campaign.json's content) asks for, in ledger order."""
+    return CampaignDeclaration.model_validate(declaration).planned()
 
 
 def json_safe(value: Any) -> Any:
@@ -67,7 +51,7 @@ def json_safe(value: Any) -> Any:
 def read_declaration(root: Path) -> dict[str, Any] | None:
     """The label's campaign.json, JSON-safe (see `json_safe`), or None when there is none."""
     declaration = load_declaration(root)
-    return None if declaration is None else json_safe(declaration)
+    return None if declaration is None else json_safe(declaration.to_json())
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -210,10 +194,15 @@ def verify_label(runs_root: Path, label: str, *, check_folders: bool = True) -> 
             ident = planned.get(str(ln.get("attempt_id")))
             if ident is None:
                 continue
-            folder = attempt_dir(runs_root, label, ident)
+            folder = ident.folder(runs_root, label)
             if not folder.exists():
                 continue
-            rebuilt = build_line(ident, folder)
+            try:
+                from_folder = build_line(ident, folder)
+            except LedgerError as exc:
+                report.problems.append(f"line {ln['_line']}: {exc}")
+                continue
+            rebuilt = from_folder.to_json() if from_folder is not None else None
             clean = {k: v for k, v in ln.items() if k != "_line"}
             if rebuilt is None:
                 report.problems.append(f"line {ln['_line']}: attempt folder {folder} has no result.json")

@@ -13,8 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from orchestrator.campaign.identity import canonical_json, sha256_bytes
-from orchestrator.hashing import tree_sha256
+from orchestrator.hashing import canonical_json, sha256_bytes, tree_sha256
 
 PROVENANCE_FILE = "provenance.json"
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -37,9 +37,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from orchestrator.campaign.identity import AttemptIdentity, attempt_dir, read_result
+from orchestrator.campaign.declaration import read_result
 from orchestrator.campaign.runtime import FatalCampaignError
 from orchestrator.hashing import tree_sha256
+from orchestrator.identity import AttemptIdentity
 
 NODE_NAME_ENV = "PB_RAY_NODE"
 WORK_ENV = "PB_RAY_WORK"
@@ -213,7 +214,7 @@ def node_attempt(payload: dict[str, Any]) -> Iterator[dict[str, Any]]:
             systems_file=files.get("systems"), model_access=files.get("model_access"), config=backend.config,
             scenarios=scenarios,
         )
-        folder = attempt_dir(runs_root, label, ident)
+        folder = ident.folder(runs_root, label)
         result = _run_cancellable(job, ident, folder)
         result = read_result(folder) or result
         yield {"node": node, "result": result, "archive": pack_folder(folder)}

@@ -11,12 +11,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from orchestrator.campaign.identity import AttemptIdentity, canonical_json, read_result
+from orchestrator.campaign.declaration import read_result
 from orchestrator.campaign.limits import EngineLimits, LimitedBackend
 from orchestrator.campaign.scheduler import AttemptJob, write_orchestrator_failure
 from orchestrator.campaign.spec import CampaignSpecError
 from orchestrator.cells import Cell
-from orchestrator.hashing import tree_sha256
+from orchestrator.hashing import canonical_json, tree_sha256
+from orchestrator.identity import AttemptIdentity
 
 
 def task_info(slugs: list[str]) -> dict[str, dict[str, Any]]:
@@ -206,7 +207,7 @@ def make_runner(
             try:
                 scenario = scenarios.get(ident.task, ident.seed)
             except (ScenarioError, TaskError) as exc:
-                return write_orchestrator_failure(folder, ident, exc, outcome="task_error")
+                return write_orchestrator_failure(folder, ident, exc, label=label, outcome="task_error")
             result = run_attempt(spec, backend=backend, root=runs_root, scenario=scenario, task=task, **kwargs)
         except ConfigError as exc:
             raise FatalCampaignError(f"{ident.cell.text}: {exc}") from exc

@@ -29,8 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from orchestrator.attempt.records import ErrorRecord, ResultRecord
+from orchestrator.campaign.declaration import is_finished, read_result
 from orchestrator.campaign.executor import Executor
-from orchestrator.campaign.identity import AttemptIdentity, attempt_dir, is_finished, read_result, retry_dirs
+from orchestrator.errors import AttemptOutcome
+from orchestrator.identity import AttemptIdentity, retry_dirs, try_folder
 from orchestrator.logs import campaign_log, get_logger
 
 EVENTS_FILE = "events.jsonl"
@@ -71,10 +74,10 @@ class CampaignRun:
 def set_aside(folder: Path) -> Path:
     """Move an attempt folder to the next free `rep-<k>.try-<j>` beside it; return the new path."""
     index = len(retry_dirs(folder)) + 1
-    target = folder.with_name(f"{folder.name}.try-{index}")
+    target = try_folder(folder, index)
     while target.exists():  # never overwrite an earlier try
         index += 1
-        target = folder.with_name(f"{folder.name}.try-{index}")
+        target = try_folder(folder, index)
     folder.rename(target)
     return target
 
@@ -84,40 +87,29 @@ def _error_text(result: dict[str, Any]) -> str | None:
     if err is None:
         return None
     if isinstance(err, dict):
-        parts = [str(err.get(k)) for k in ("phase", "type", "message") if err.get(k)]
+        parts = [str(err.get(k)) for k in ("phase", "exception", "message") if err.get(k)]
         return ": ".join(parts) or json.dumps(err, sort_keys=True)
     return str(err)
 
 
 def write_orchestrator_failure(
-    folder: Path, ident: AttemptIdentity, exc: BaseException, *, outcome: str = "infra_error"
+    folder: Path, ident: AttemptIdentity, exc: BaseException, *, label: str, outcome: AttemptOutcome = "infra_error"
 ) -> dict[str, Any]:
     """Record an attempt that never ran to a result of its own: by default an infra error (the
     runner raised instead of finalising); `task_error` when its scenario could not be built.
-    Never scored."""
+    Never scored. The try's run id is its attempt.json's when it got that far."""
     folder.mkdir(parents=True, exist_ok=True)
-    result = {
-        "attempt_id": ident.attempt_id,
-        "cell": ident.cell.text,
-        "system": ident.system,
-        "task": ident.task,
-        "task_version": ident.task_version,
-        "seed": ident.seed,
-        "rep": ident.rep,
-        "condition": ident.condition,
-        "outcome": outcome,
-        "passed": False,
-        "breach": False,
-        "checks": [],
-        "turns": [],
-        "error": {
-            "phase": "campaign",
-            "type": type(exc).__name__,
-            "message": str(exc),
-            "traceback": traceback.format_exception(exc)[-6:],
-        },
-        "written_by": "campaign",
-    }
+    started = read_result(folder, "attempt.json") or {}
+    result = ResultRecord(
+        identity=ident,
+        run_id=str(started.get("run_id") or "not-started"),
+        label=label,
+        isolation=started.get("isolation"),
+        outcome=outcome,
+        error=ErrorRecord(phase="campaign", kind=outcome, exception=type(exc).__name__, message=str(exc),
+                          traceback="".join(traceback.format_exception(exc)[-6:])),
+        written_by="campaign",
+    ).to_json()
     tmp = folder / "result.json.tmp"
     tmp.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
     tmp.replace(folder / "result.json")
@@ -180,7 +172,7 @@ class Scheduler:
 
     # -- one attempt
     def _run_one(self, ident: AttemptIdentity, run: CampaignRun) -> None:
-        folder = attempt_dir(self.runs_root, self.label, ident)
+        folder = ident.folder(self.runs_root, self.label)
         if folder.exists():
             # A folder without a final result: a killed run's leftovers or an infra error that
             # a previous invocation gave up on. Keep it as an earlier try, then run again.
@@ -207,9 +199,10 @@ class Scheduler:
                 self.stop()
                 return
             except Exception as exc:  # the runner must finalise; if it did not, we do
-                result = read_result(folder) or write_orchestrator_failure(folder, ident, exc)
+                result = read_result(folder) or write_orchestrator_failure(folder, ident, exc, label=self.label)
             if not (folder / "result.json").exists():
-                result = write_orchestrator_failure(folder, ident, RuntimeError("runner wrote no result.json"))
+                result = write_orchestrator_failure(folder, ident, RuntimeError("runner wrote no result.json"),
+                                                    label=self.label)
             outcome = result.get("outcome")
             duration = time.monotonic() - start
             node = where[0] if where else None
@@ -272,7 +265,7 @@ class Scheduler:
         run = CampaignRun()
         work: queue.Queue[AttemptIdentity] = queue.Queue()
         for ident in plan:
-            if is_finished(attempt_dir(self.runs_root, self.label, ident)):
+            if is_finished(ident.folder(self.runs_root, self.label)):
                 run.skipped += 1
                 self._emit(run, AttemptEvent("skipped", ident))
             else:

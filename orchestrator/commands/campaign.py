@@ -19,19 +19,17 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from orchestrator.campaign.executor import Executor
-from orchestrator.campaign.executor_local import LocalExecutor
-from orchestrator.campaign.identity import (
+from orchestrator.campaign.declaration import (
+    CampaignDeclaration,
     DeclarationChanged,
     build_declaration,
-    canonical_json,
     check_or_write_declaration,
     declaration_changes,
-    label_root,
     load_declaration,
     plan_attempts,
-    sha256_bytes,
 )
+from orchestrator.campaign.executor import Executor
+from orchestrator.campaign.executor_local import LocalExecutor
 from orchestrator.campaign.limits import EngineLimits
 from orchestrator.campaign.sources import label_sources
 from orchestrator.campaign.spec import (
@@ -44,6 +42,7 @@ from orchestrator.campaign.spec import (
 from orchestrator.commands.preflight import check_inputs
 from orchestrator.commands.stop_signals import install_stop_signals
 from orchestrator.exit_codes import ExitCode, Failure, failure_for
+from orchestrator.hashing import canonical_json, sha256_bytes
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -173,10 +172,10 @@ def run(args: argparse.Namespace) -> int:
             "executor": executor_name,
         },
     )
-    root = label_root(runs_root, label)
+    root = runs_root / label
     try:  # a label holding another campaign is refused before anything is prepared
         old = load_declaration(root)
-        changes = declaration_changes(old, declaration) if old is not None else []
+        changes = declaration_changes(old.to_json(), declaration.to_json()) if old is not None else []
         if changes:
             check_or_write_declaration(root, declaration)  # raises, naming every change
     except DeclarationChanged as exc:
@@ -211,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
             executor.prepare()
             if spec.concurrency is None:  # as many attempts in flight as the cluster has Docker slots
                 concurrency = max(1, getattr(executor, "slots", 1))
-                declaration["volatile"]["concurrency"] = concurrency
+                declaration.volatile["concurrency"] = concurrency
     except Exception as exc:  # noqa: BLE001 — nothing has run yet: say what is wrong and stop
         if executor is not None:
             executor.close()
@@ -264,7 +263,7 @@ def run(args: argparse.Namespace) -> int:
     return _final_code(console, summary, result, spec.budgets.infra_retries, stopped=scheduler.stopping)
 
 
-def _ray_executor(address: str, label: str, backend: str, declaration: dict[str, Any], spec: CampaignSpec,
+def _ray_executor(address: str, label: str, backend: str, declaration: CampaignDeclaration, spec: CampaignSpec,
                   scenarios: Any, cells: list[Any], console: Console) -> Executor:
     """The Ray executor for this campaign: the declaration's sources and tasks, the built scenarios,
     and (docker backend) the head's engine for the sweep after a lost node, when the head has one."""
@@ -281,7 +280,7 @@ def _ray_executor(address: str, label: str, backend: str, declaration: dict[str,
             engine = None
     built = {(c.task, s): scenarios.get(c.task, s) for c in cells for s in spec.seeds}
     return RayExecutor(
-        address=address, label=label, backend=backend, sources=declaration["sources"], tasks=declaration["tasks"],
+        address=address, label=label, backend=backend, sources=declaration.sources or {}, tasks=declaration.tasks,
         scenarios=built, turn_timeout_s=spec.turn_timeout_s, systems_file=spec.systems,
         model_access=spec.model_access, engine=engine, log=lambda text: say(console, text),
     )

@@ -28,11 +28,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from orchestrator.campaign.declaration import DECLARATION_FILE
 from orchestrator.campaign.export import export_label, planned_identities, read_declaration, verify_label
-from orchestrator.campaign.identity import DECLARATION_FILE, attempt_dir, canonical_json, sha256_bytes
 from orchestrator.campaign.ledger import LEDGER_FILE
 from orchestrator.campaign.provenance import PROVENANCE_FILE
 from orchestrator.campaign.summary import SUMMARY_FILE
+from orchestrator.hashing import canonical_json, sha256_bytes
 from orchestrator.publish.files import SKIP_SUFFIXES, Entry, copy_file, redact_bytes, redact_db, sha256_file
 from orchestrator.publish.redaction import Secrets
 from orchestrator.publish.secrets import db_references, gather, judged_checks, restricted_classes
@@ -120,7 +121,7 @@ def publish(runs_root: Path, label: str, out: Path, *, model_access: tuple[Path,
     records = _validation_records(validation, declaration)
     lines = [json.loads(t) for t in (root / LEDGER_FILE).read_text(encoding="utf-8").splitlines() if t.strip()]
     by_id = {i.attempt_id: i for i in planned_identities(declaration)}
-    folders = [(ln["identity"]["task"], attempt_dir(runs_root, label, by_id[ln["attempt_id"]])) for ln in lines]
+    folders = [(ln["identity"]["task"], by_id[ln["attempt_id"]].folder(runs_root, label)) for ln in lines]
     secrets = gather(root, folders, model_access=model_access)
     classes = {task: restricted_classes(task) for task, _ in folders}
 

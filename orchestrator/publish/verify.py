@@ -36,8 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.campaign.export import planned_identities, read_declaration, verify_label
-from orchestrator.campaign.identity import AttemptIdentity, attempt_dir, canonical_json
-from orchestrator.campaign.ledger import LEDGER_FILE, build_line
+from orchestrator.campaign.ledger import LEDGER_FILE, LedgerError, build_line
+from orchestrator.hashing import canonical_json
+from orchestrator.identity import AttemptIdentity
 from orchestrator.publish.bundle import BUNDLE_FILE, manifest_self_sha256
 
 
@@ -86,7 +87,7 @@ def _lines_against_files(report: BundleReport, bundle: Path, manifest: dict[str,
         ident = planned.get(str(ln.get("attempt_id")))
         if ident is None:
             continue  # reported by the label checks
-        folder = attempt_dir(bundle.parent, bundle.name, ident)
+        folder = ident.folder(bundle.parent, bundle.name)
         rel = folder.relative_to(bundle).as_posix()
         hashes = ln.get("hashes") or {}
         if _original(manifest, f"{rel}/result.json") != hashes.get("result_json"):
@@ -98,8 +99,13 @@ def _lines_against_files(report: BundleReport, bundle: Path, manifest: dict[str,
                 report.problems.append(f"{rel}/workspace/{wrel}: not the file the ledger's line {n} records")
         report.problems += _trajectory(folder, rel, manifest)
         if (folder / "result.json").is_file() and (manifest.get("files") or {}).get(f"{rel}/result.json", {}).get("mode") == "copy":
-            rebuilt = build_line(ident, folder)
-            if rebuilt is not None:
+            try:
+                line = build_line(ident, folder)
+            except LedgerError as exc:
+                report.problems.append(f"{rel}/result.json: {exc}")
+                continue
+            if line is not None:
+                rebuilt = line.to_json()
                 keep = {k: v for k, v in ln.items() if k != "hashes"}
                 if canonical_json({k: v for k, v in rebuilt.items() if k != "hashes"}) != canonical_json(keep):
                     report.problems.append(f"{rel}/result.json: differs from the ledger's line {n}")
@@ -188,7 +194,7 @@ def regrade(report: BundleReport, bundle: Path, manifest: dict[str, Any], declar
         ident: AttemptIdentity | None = planned.get(str(ln.get("attempt_id")))
         if ident is None:
             continue
-        folder = attempt_dir(bundle.parent, bundle.name, ident)
+        folder = ident.folder(bundle.parent, bundle.name)
         rel = folder.relative_to(bundle).as_posix()
         if not (folder / "final.db").is_file():
             reason = ((manifest.get("withheld") or {}).get(f"{rel}/final.db") or {}).get("reason", "not published")

@@ -95,7 +95,7 @@ def system_definitions(declaration: dict[str, Any], systems_file: Path | None = 
     model-access files the campaign was started with; `matches_declaration` says whether the
     definition still hashes to what the campaign recorded (a changed file is never passed off)."""
     from agent_sandbox.systems import BUILTIN_SYSTEMS, load_systems
-    from orchestrator.campaign.identity import canonical_json
+    from orchestrator.hashing import canonical_json
     from orchestrator.model_access import load_model_access
 
     declared = declaration.get("systems") or {}

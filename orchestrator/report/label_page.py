@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from orchestrator.campaign.identity import AttemptIdentity, attempt_dir
+from orchestrator.identity import AttemptIdentity
 from orchestrator.report.attempt_page import render_attempt_page, verdict_text
 from orchestrator.report.charts import CSS, count_chart, esc, pct, plain, rate_chart, turn_time_chart
 from orchestrator.report.checks import per_check_view
@@ -281,9 +281,7 @@ def write_report(runs_root: Path, label: str, out: Path | None = None, *, title:
     projections: dict[str, dict[str, str]] = {}
     for ln in lines:
         ident = ln["identity"]
-        folder = attempt_dir(runs_root, label, AttemptIdentity(ident["task"], ident["system"], ident["condition"],
-                                                               ident["seed"], ident["rep"], str(ident["task_version"]),
-                                                               ident.get("interface", "cli")))
+        folder = AttemptIdentity.from_dict(ident).folder(runs_root, label)
         if ident["task"] not in projections:
             projections[ident["task"]] = check_projections(ident["task"])
         page = render_attempt_page(folder, ln, label=title or label, index_href=f"../{target.name}",

@@ -32,6 +32,7 @@ from orchestrator.attempt import AttemptSpec, run_attempt
 from orchestrator.backends import make_backend
 from orchestrator.cells import parse_cell
 from orchestrator.config import RuntimeConfig
+from orchestrator.identity import AttemptIdentity
 from orchestrator.inputs import load_inputs
 from orchestrator.paths import AttemptPaths
 
@@ -229,7 +230,7 @@ def _browser_attempt(backend: Any, config: RuntimeConfig, shots: Path) -> tuple[
         worker = threading.Thread(target=attempt, daemon=True)
         worker.start()
         try:
-            paths = AttemptPaths.for_attempt(config.runs_root, "browser", cell, 0, 1)
+            paths = AttemptPaths.for_identity(config.runs_root, "browser", AttemptIdentity.of(cell, 0, 1, 1))
             human_json = paths.root / "human.json"
             deadline = time.monotonic() + 600
             while not human_json.exists():

@@ -13,7 +13,7 @@ from typing import Any
 from campaign_support import declare, write_attempt
 
 from orchestrator.attempt.human_turns import open_human
-from orchestrator.campaign.identity import attempt_dir, plan_attempts
+from orchestrator.campaign.declaration import plan_attempts
 from orchestrator.campaign.ledger import build_line
 from orchestrator.campaign.summary import compute_summary
 from orchestrator.cells import parse_cell
@@ -27,13 +27,13 @@ def test_human_unaided_and_assisted_are_rows_of_their_own(tmp_path: Path) -> Non
     decl = declare(tmp_path, "L", cells, [0], 1)
     planned = plan_attempts([parse_cell(c) for c in cells], [0], 1, {"payment-run": "1"})
     assert len({p.attempt_id for p in planned}) == 3
-    assert len({attempt_dir(tmp_path, "L", p) for p in planned}) == 3
+    assert len({p.folder(tmp_path, "L") for p in planned}) == 3
     lines = []
     passes = {"oracle": True, "human": False, "human-assisted": True}
     for ident in planned:
         line = build_line(ident, write_attempt(tmp_path, "L", ident, passed=passes[ident.system]))
         assert line is not None
-        lines.append(line)
+        lines.append(line.to_json())
     s = compute_summary(lines, decl)
     assert set(s["cells"]) == set(cells)
     assert [s["cells"][c]["pass_at_1"] for c in cells] == [1.0, 0.0, 1.0]  # each its own rate

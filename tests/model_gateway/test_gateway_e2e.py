@@ -162,6 +162,6 @@ def test_provider_outage_is_an_infra_error(runtime, inputs, tmp_path) -> None:
     assert rec["outcome"] == "infra_error", rec
     assert "provider" in rec["error"]["message"] and rec["error"]["phase"] == "turn"
     assert rec["usage"] == {} or not rec["usage"].get("cost_usd")
-    from orchestrator.campaign.identity import FINAL_OUTCOMES
+    from orchestrator.campaign.declaration import FINAL_OUTCOMES
 
     assert "infra_error" not in FINAL_OUTCOMES  # so the campaign retries it

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from erp_service.faults import parse_fault_spec
-from orchestrator.campaign.identity import AttemptIdentity
 from orchestrator.campaign.spec import CampaignSpecError, load_spec_file, spec_from_args, split_cells
 from orchestrator.cells import CLEAN, Cell, CellError, condition_slug, parse_cell
 from orchestrator.commands.preflight import check_conditions
+from orchestrator.identity import AttemptIdentity
 
 RULE = "lost_response:POST /payment-runs@1"
 TWO_RULES = "lost_response:POST /payment-runs@1,fail_before:POST /payment-runs/*/submit@1"
@@ -66,7 +66,7 @@ def test_folder_names_are_safe_and_old_ones_unchanged() -> None:
     assert all(SAFE.match(s) for s in slugs.values()), slugs
     assert len(set(slugs.values())) == len(slugs)  # a hash of the text tells them apart
     assert slugs[RULE].startswith("lost-response-post-payme")
-    ident = AttemptIdentity("payment-run", "oracle", RULE, 0, 1, "1")
+    ident = AttemptIdentity(task="payment-run", system="oracle", condition=RULE, seed=0, rep=1, task_version="1")
     assert SAFE.match(ident.attempt_id) and "/" not in ident.attempt_id and " " not in ident.attempt_id
 
 

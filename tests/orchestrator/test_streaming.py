@@ -25,12 +25,13 @@ def test_the_streamer_backs_off_while_idle_and_catches_up_on_new_events(tmp_path
     from orchestrator.backends.local import LocalBackend
     from orchestrator.cells import parse_cell
     from orchestrator.config import RuntimeConfig
+    from orchestrator.identity import AttemptIdentity
     from orchestrator.paths import AttemptPaths
     from orchestrator.services.erp import ERP, ErpEndpoints, ErpLaunch, erp_service
 
     cfg = RuntimeConfig.from_env(runs_root=tmp_path / "runs", scratch_root=tmp_path / "scratch", campaign="pytest-stream")
     scenario, _ = fake_scenario(tmp_path / "scenario")
-    paths = AttemptPaths.for_attempt(cfg.runs_root, "t", parse_cell("null:fake"), 0, 1)
+    paths = AttemptPaths.for_identity(cfg.runs_root, "t", AttemptIdentity.of(parse_cell("null:fake"), 0, 1, 1))
     paths.prepare()
     sandbox = LocalBackend(cfg).open_attempt(AttemptContext("stream-" + uuid.uuid4().hex[:6], cfg.campaign, paths))
     token = "c" * 64

@@ -11,14 +11,16 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from orchestrator.campaign.identity import AttemptIdentity, attempt_dir, build_declaration, write_declaration
+from orchestrator.attempt.records import ErrorRecord, Hashes, ResultRecord, TurnRecord
+from orchestrator.campaign.declaration import build_declaration, write_declaration
 from orchestrator.campaign.spec import parse_cell_text
+from orchestrator.identity import AttemptIdentity
 
 
 def result_dict(ident: AttemptIdentity, *, outcome: str = "graded", passed: bool = True, breach: bool = False,
                 probes: int = 0, durations: tuple[float, ...] = (1.0, 2.0), cost: float | None = None,
-                fault_metrics: dict | None = None, error: Any = None) -> dict[str, Any]:
-    """A result.json of contracts §9."""
+                fault_metrics: dict | None = None, error: dict[str, Any] | None = None, label: str = "L") -> dict[str, Any]:
+    """A result.json of contracts §9, as the runtime writes it (a `ResultRecord`)."""
     checks = [
         {"name": "paid_right_invoices", "type": "state_set", "required": True, "passed": passed, "breach": False, "detail": ""},
         {"name": "no_duplicate_payment", "type": "audit_forbidden", "required": True, "passed": not breach,
@@ -27,27 +29,25 @@ def result_dict(ident: AttemptIdentity, *, outcome: str = "graded", passed: bool
     usage: dict[str, Any] = {"requests": 3}
     if cost is not None:
         usage["cost_usd"] = cost
-    return {
-        "attempt_id": f"rt-{ident.task}-{ident.seed}-{ident.rep}",
-        "cell": ident.cell.text, "system": ident.system, "task": ident.task, "task_version": ident.task_version,
-        "seed": ident.seed, "rep": ident.rep, "condition": ident.condition, "isolation": "none",
-        "outcome": outcome, "passed": passed and not breach and outcome == "graded", "breach": breach,
-        "checks": checks if outcome != "infra_error" else [],
-        "breaches": [{"rule": "duplicate_effect"}] if breach else [],
-        "probes": [{"code": "over_limit"}] * probes,
-        "writes": {"total": 4, "self_reversed": 1},
-        "fault_metrics": fault_metrics,
-        "turns": [{"n": i + 1, "date": f"2026-10-0{i + 1}", "exit_code": 0, "timed_out": False, "duration_s": d}
-                  for i, d in enumerate(durations)],
-        "usage": usage, "timings": {"total_s": sum(durations)},
-        "error": error,
-        "hashes": {"final_db": None, "canonical_db": "c" * 64, "workspace": None},
-    }
+    return ResultRecord(
+        identity=ident, run_id=f"rt-{ident.task}-{ident.seed}-{ident.rep}", label=label, isolation="none",
+        outcome=outcome, graded=outcome == "graded", passed=passed and not breach and outcome == "graded", breach=breach,
+        checks=checks if outcome != "infra_error" else [],
+        breaches=[{"rule": "duplicate_effect"}] if breach else [],
+        probes=probes,
+        writes={"total": 4, "self_reversed": 1},
+        fault_metrics=fault_metrics,
+        turns=[TurnRecord(n=i + 1, date=f"2026-10-0{i + 1}", budget_s=60.0, exit_code=0, timed_out=False,
+                          killed_by_runtime=False, duration_s=d) for i, d in enumerate(durations)],
+        usage=usage, timings={"total_s": sum(durations)},
+        error=ErrorRecord(**{"kind": outcome, **error}) if error else None,
+        hashes=Hashes(canonical_db="c" * 64),
+    ).to_json()
 
 
 def write_attempt(runs_root: Path, label: str, ident: AttemptIdentity, folder: Path | None = None, **kw: Any) -> Path:
     """Write an attempt folder: result.json, a real SQLite final.db, and a workspace file."""
-    folder = folder or attempt_dir(runs_root, label, ident)
+    folder = folder or ident.folder(runs_root, label)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "workspace").mkdir(exist_ok=True)
     (folder / "workspace" / "notes.md").write_text(f"handoff for seed {ident.seed}\n")
@@ -57,13 +57,13 @@ def write_attempt(runs_root: Path, label: str, ident: AttemptIdentity, folder: P
     db.commit()
     db.close()
     (folder / "attempt.json").write_text(json.dumps({"images": {"pb-erp:latest": "sha256:" + "a" * 64}}))
-    (folder / "result.json").write_text(json.dumps(result_dict(ident, **kw), indent=2))
+    (folder / "result.json").write_text(json.dumps(result_dict(ident, label=label, **kw), indent=2))
     return folder
 
 
 def declare(root: Path, label: str, cells: list[str], seeds: list[int], reps: int, version: str = "1",
             backend: str = "local") -> dict[str, Any]:
-    """Write a campaign.json for the cells and return it."""
+    """Write a campaign.json for the cells and return its content."""
     refs = [parse_cell_text(c) for c in cells]
     decl = build_declaration(
         label=label, cells=refs, seeds=seeds, reps=reps,
@@ -72,7 +72,7 @@ def declare(root: Path, label: str, cells: list[str], seeds: list[int], reps: in
         volatile={"concurrency": 1},
     )
     write_declaration(root / label, decl)
-    return decl
+    return decl.to_json()
 
 
 class FakeRunner:

@@ -162,10 +162,12 @@ class EscapeLab:
         from orchestrator.backends.base import AttemptContext
         from orchestrator.cells import Cell
         from orchestrator.errors import ErpUnhealthy
+        from orchestrator.identity import AttemptIdentity
         from orchestrator.paths import AttemptPaths
         from orchestrator.services.erp import ERP, ErpEndpoints, ErpLaunch, erp_service
 
-        paths = AttemptPaths.for_attempt(self.config.runs_root, "escape", Cell("escape-probe", self.scenario.slug), 0, len(self.attempts))
+        paths = AttemptPaths.for_identity(self.config.runs_root, "escape",
+                                            AttemptIdentity.of(Cell("escape-probe", self.scenario.slug), 0, len(self.attempts), 1))
         paths.prepare()
         attempt_id = f"escape-{name.lower()}-{uuid.uuid4().hex[:6]}"
         sandbox = self.backend.open_attempt(AttemptContext(attempt_id, self.campaign, paths))

@@ -27,6 +27,7 @@ from orchestrator.backends.services import HealthCheck, Listener, ServiceFile, S
 from orchestrator.cells import Cell
 from orchestrator.config import Images, RuntimeConfig
 from orchestrator.errors import ServiceUnhealthy
+from orchestrator.identity import AttemptIdentity
 from orchestrator.paths import AttemptPaths
 
 SERVICE = textwrap.dedent(
@@ -87,7 +88,7 @@ def sandbox(backend: tuple[Backend, RuntimeConfig, Any], tmp_path: Path) -> Iter
     be, cfg, _ = backend
     be.ensure_prepared()
     attempt_id = f"conf-{uuid.uuid4().hex[:8]}"
-    paths = AttemptPaths.for_attempt(cfg.runs_root, attempt_id, Cell("null", "fake"), 0, 1)
+    paths = AttemptPaths.for_identity(cfg.runs_root, attempt_id, AttemptIdentity.of(Cell("null", "fake"), 0, 1, 1))
     paths.prepare()
     sb = be.open_attempt(AttemptContext(attempt_id, cfg.campaign, paths))
     try:

@@ -38,6 +38,7 @@ from orchestrator.backends.services import HealthCheck, Listener, ServiceSpec
 from orchestrator.cells import Cell
 from orchestrator.config import Images, RuntimeConfig
 from orchestrator.errors import ContainerStartError, ErpUnhealthy, classify_exception
+from orchestrator.identity import AttemptIdentity
 from orchestrator.paths import AttemptPaths
 
 # argv: {bind:api} [seconds to wait between the ready line and listening]
@@ -104,7 +105,7 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory, docker_client, images) -> 
     backend = DockerBackend(cfg, client=docker_client)
     backend.ensure_prepared()
     attempt_id = f"ready-{uuid.uuid4().hex[:8]}"
-    paths = AttemptPaths.for_attempt(cfg.runs_root, attempt_id, Cell("null", "fake"), 0, 1)
+    paths = AttemptPaths.for_identity(cfg.runs_root, attempt_id, AttemptIdentity.of(Cell("null", "fake"), 0, 1, 1))
     paths.prepare()
     sb = backend.open_attempt(AttemptContext(attempt_id, cfg.campaign, paths))
     try:

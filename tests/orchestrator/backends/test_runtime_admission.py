@@ -29,6 +29,7 @@ from orchestrator.backends.services import HealthCheck, Listener, ServiceSpec
 from orchestrator.cells import Cell
 from orchestrator.config import RuntimeConfig
 from orchestrator.errors import ServiceUnhealthy
+from orchestrator.identity import AttemptIdentity
 from orchestrator.paths import AttemptPaths
 
 HOLDER = textwrap.dedent(
@@ -162,7 +163,7 @@ def local(tmp_path: Path) -> Iterator[tuple[Sandbox, RuntimeConfig]]:
     cfg = RuntimeConfig.from_env(runs_root=tmp_path / "runs", scratch_root=tmp_path / "scratch",
                                  admission_root=tmp_path / "slots", start_slots=1, campaign="adm-test")
     attempt_id = f"adm-{uuid.uuid4().hex[:8]}"
-    paths = AttemptPaths.for_attempt(cfg.runs_root, attempt_id, Cell("null", "fake"), 0, 1)
+    paths = AttemptPaths.for_identity(cfg.runs_root, attempt_id, AttemptIdentity.of(Cell("null", "fake"), 0, 1, 1))
     paths.prepare()
     sb = LocalBackend(cfg).open_attempt(AttemptContext(attempt_id, cfg.campaign, paths))
     try:

@@ -28,6 +28,7 @@ from orchestrator.backends.services import HealthCheck, Listener, ServiceSpec
 from orchestrator.cells import Cell
 from orchestrator.config import Images, RuntimeConfig
 from orchestrator.errors import ServiceUnhealthy
+from orchestrator.identity import AttemptIdentity
 from orchestrator.paths import AttemptPaths
 
 REPO = REPO_ROOT
@@ -100,7 +101,7 @@ def test_a_service_container_that_exits_at_once_fails_fast_with_its_exit(tmp_pat
     backend = DockerBackend(cfg, client=docker_client)
     backend.ensure_prepared()
     attempt_id = f"adm-{uuid.uuid4().hex[:8]}"
-    paths = AttemptPaths.for_attempt(cfg.runs_root, attempt_id, Cell("null", "fake"), 0, 1)
+    paths = AttemptPaths.for_identity(cfg.runs_root, attempt_id, AttemptIdentity.of(Cell("null", "fake"), 0, 1, 1))
     paths.prepare()
     sb = backend.open_attempt(AttemptContext(attempt_id, cfg.campaign, paths))
     try:

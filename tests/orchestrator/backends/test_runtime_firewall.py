@@ -156,9 +156,10 @@ def test_no_iptables_fails_the_network_and_leaves_nothing(backend, client, tmp_p
 def _context(tmp_path):
     from orchestrator.backends.base import AttemptContext
     from orchestrator.cells import Cell
+    from orchestrator.identity import AttemptIdentity
     from orchestrator.paths import AttemptPaths
 
-    paths = AttemptPaths.for_attempt(tmp_path, "t", Cell("null", "fw"), 0, 0)
+    paths = AttemptPaths.for_identity(tmp_path, "t", AttemptIdentity.of(Cell("null", "fw"), 0, 0, 1))
     paths.prepare()
     return AttemptContext(f"pytest-fw-{uuid.uuid4().hex[:6]}", TEST_CAMPAIGN, paths)
 

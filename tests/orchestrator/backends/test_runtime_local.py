@@ -31,11 +31,12 @@ def test_local_turn_subprocess(local, tmp_path):
     """One turn directly through the sandbox: the entrypoint runs with cwd = workspace."""
     from orchestrator.backends.base import AttemptContext, TurnLaunch
     from orchestrator.cells import parse_cell
+    from orchestrator.identity import AttemptIdentity
     from orchestrator.paths import AttemptPaths
 
     cfg, backend = local
     _, task = fake_scenario(tmp_path / "scenario")
-    paths = AttemptPaths.for_attempt(cfg.runs_root, "t", parse_cell("oracle:fake"), 0, 0)
+    paths = AttemptPaths.for_identity(cfg.runs_root, "t", AttemptIdentity.of(parse_cell("oracle:fake"), 0, 0, 1))
     paths.prepare()
     sb = backend.open_attempt(AttemptContext(f"local-{uuid.uuid4().hex[:6]}", cfg.campaign, paths))
     try:
@@ -138,13 +139,14 @@ from orchestrator.backends.base import AttemptContext
 from orchestrator.backends.local import LocalBackend
 from orchestrator.cells import parse_cell
 from orchestrator.config import RuntimeConfig
+from orchestrator.identity import AttemptIdentity
 from orchestrator.paths import AttemptPaths
 from orchestrator.services.erp import ERP, ErpLaunch, erp_service
 
 tmp = Path({tmp!r})
 cfg = RuntimeConfig.from_env(runs_root=tmp / "runs", scratch_root=tmp / "scratch", campaign="pytest-pdeath")
 scenario, _ = fake_scenario(tmp / "scenario")
-paths = AttemptPaths.for_attempt(cfg.runs_root, "t", parse_cell("null:fake"), 0, 1)
+paths = AttemptPaths.for_identity(cfg.runs_root, "t", AttemptIdentity.of(parse_cell("null:fake"), 0, 1, 1))
 paths.prepare()
 sb = LocalBackend(cfg).open_attempt(AttemptContext("pdeath-" + uuid.uuid4().hex[:6], cfg.campaign, paths))
 sb.start_service(erp_service(ErpLaunch(Path(scenario.db), Path(scenario.world), "t" * 64), cfg))

@@ -12,11 +12,11 @@ from runtime_support import fake_scenario
 
 from orchestrator.attempt import AttemptSpec, run_attempt
 from orchestrator.backends.local import LocalBackend
-from orchestrator.campaign.identity import AttemptIdentity
 from orchestrator.campaign.scheduler import EVENTS_FILE, Scheduler
 from orchestrator.cells import parse_cell
 from orchestrator.config import RuntimeConfig
 from orchestrator.errors import ConfigError
+from orchestrator.identity import AttemptIdentity
 from orchestrator.logs import configure_console, get_logger
 
 PHASES = ["resolve", "open", "services", "turn", "freeze", "grade", "teardown"]
@@ -86,7 +86,7 @@ def test_a_failed_phase_is_logged_with_its_error(tmp_path):
 
 
 def test_the_campaign_event_log(tmp_path):
-    idents = [AttemptIdentity("fake", "null", "clean", 0, rep, "1") for rep in (1, 2)]
+    idents = [AttemptIdentity(task="fake", system="null", condition="clean", seed=0, rep=rep, task_version="1") for rep in (1, 2)]
 
     def runner(ident, folder, cancel):
         folder.mkdir(parents=True, exist_ok=True)

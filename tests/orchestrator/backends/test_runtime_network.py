@@ -94,9 +94,10 @@ def sandbox(backend, tmp_path):
     """A real attempt sandbox (networks, volumes, the agent's network namespace); closed after."""
     from orchestrator.backends.base import AttemptContext
     from orchestrator.cells import Cell
+    from orchestrator.identity import AttemptIdentity
     from orchestrator.paths import AttemptPaths
 
-    paths = AttemptPaths.for_attempt(tmp_path, "t", Cell("null", "net"), 0, 0)
+    paths = AttemptPaths.for_identity(tmp_path, "t", AttemptIdentity.of(Cell("null", "net"), 0, 0, 1))
     paths.prepare()
     backend.ensure_prepared()
     sb = backend.open_attempt(AttemptContext(f"pytest-net-{uuid.uuid4().hex[:6]}", TEST_CAMPAIGN, paths))

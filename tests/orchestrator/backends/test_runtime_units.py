@@ -265,9 +265,10 @@ def test_config_validation():
 
 
 def test_attempt_paths_layout(tmp_path):
+    from orchestrator.identity import AttemptIdentity
     from orchestrator.paths import AttemptPaths
 
-    p = AttemptPaths.for_attempt(tmp_path, "lab", parse_cell("null:payment-run"), 3, 2)
+    p = AttemptPaths.for_identity(tmp_path, "lab", AttemptIdentity.of(parse_cell("null:payment-run"), 3, 2, 1))
     assert p.root == tmp_path / "lab" / "null__payment-run" / "seed-3" / "rep-2"
     p.prepare()
     (p.root / "result.json").write_text("{}")

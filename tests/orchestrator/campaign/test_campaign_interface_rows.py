@@ -13,13 +13,14 @@ import pytest
 from campaign_support import declare, write_attempt
 from rich.console import Console
 
+from orchestrator.campaign.declaration import plan_attempts
 from orchestrator.campaign.export import export_label
-from orchestrator.campaign.identity import AttemptIdentity, attempt_dir, plan_attempts
 from orchestrator.campaign.ledger import build_line
 from orchestrator.campaign.progress import summary_table
 from orchestrator.campaign.summary import compute_summary
 from orchestrator.cells import parse_cell
 from orchestrator.cli import main
+from orchestrator.identity import AttemptIdentity
 
 
 def test_cli_and_mcp_cells_are_two_rows(tmp_path: Path) -> None:
@@ -28,14 +29,14 @@ def test_cli_and_mcp_cells_are_two_rows(tmp_path: Path) -> None:
     planned = plan_attempts([parse_cell(c) for c in cells], [0], 1, {"payment-run": "1"})
     assert [p.interface for p in planned] == ["cli", "mcp"]
     cli, mcp = planned
-    assert cli.attempt_id != mcp.attempt_id and attempt_dir(tmp_path, "L", cli) != attempt_dir(tmp_path, "L", mcp)
+    assert cli.attempt_id != mcp.attempt_id and cli.folder(tmp_path, "L") != mcp.folder(tmp_path, "L")
     assert "interface" not in cli.as_dict() and mcp.as_dict()["interface"] == "mcp"  # cli ids as before
-    assert cli.attempt_id == AttemptIdentity("payment-run", "oracle", "clean", 0, 1, "1").attempt_id
+    assert cli.attempt_id == AttemptIdentity(task="payment-run", system="oracle", condition="clean", seed=0, rep=1, task_version="1").attempt_id
     lines = []
     for ident, passed in ((cli, True), (mcp, False)):
         line = build_line(ident, write_attempt(tmp_path, "L", ident, passed=passed))
         assert line is not None
-        lines.append(line)
+        lines.append(line.to_json())
     s = compute_summary(lines, decl)
     assert set(s["cells"]) == set(cells)
     assert s["cells"]["oracle:payment-run"]["pass_at_1"] == 1.0
@@ -104,10 +105,8 @@ def test_a_local_campaign_on_a_cli_and_an_mcp_cell_is_two_rows(tmp_path: Path, c
     assert [(ln["identity"].get("interface", "cli"), ln["outcome"], ln["passed"]) for ln in lines] == \
         [("cli", "graded", True), ("mcp", "graded", True)]
     for ln in lines:  # the interface is in the attempt's own records
-        ident = AttemptIdentity(ln["identity"]["task"], ln["identity"]["system"], ln["identity"]["condition"],
-                                ln["identity"]["seed"], ln["identity"]["rep"], str(ln["identity"]["task_version"]),
-                                ln["identity"].get("interface", "cli"))
-        folder = attempt_dir(runs, "ifc", ident)
+        ident = AttemptIdentity.from_dict(ln["identity"])
+        folder = ident.folder(runs, "ifc")
         for name in ("attempt.json", "result.json"):
             assert json.loads((folder / name).read_text())["interface"] == ident.interface, (folder, name)
     assert_two_interface_rows(runs, "ifc", printed)

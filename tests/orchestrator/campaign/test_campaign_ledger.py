@@ -8,9 +8,9 @@ import pytest
 from campaign_support import declare, write_attempt
 
 from orchestrator.campaign.export import export_label, planned_identities, verify_label
-from orchestrator.campaign.identity import attempt_dir, canonical_json
 from orchestrator.campaign.ledger import LEDGER_FILE
 from orchestrator.cli import main
+from orchestrator.hashing import canonical_json
 
 CELLS = ["oracle:payment-run", "null:payment-run", "neg:blind-retry:payment-run"]
 
@@ -90,7 +90,7 @@ def test_verify_catches_non_canonical_reordered_missing_and_result_edits(label):
     assert verify_label(root, name).ok
     # an edited result.json behind an untouched ledger
     ident = planned_identities(json.loads((root / name / "campaign.json").read_text()))[0]
-    res = attempt_dir(root, name, ident) / "result.json"
+    res = ident.folder(root, name) / "result.json"
     data = json.loads(res.read_text())
     data["passed"] = not data["passed"]
     res.write_text(json.dumps(data))
@@ -102,7 +102,7 @@ def test_verify_catches_non_canonical_reordered_missing_and_result_edits(label):
 def test_retries_are_recorded_in_the_ledger(tmp_path: Path):
     decl = declare(tmp_path, "r", ["oracle:payment-run"], [0], 1)
     ident = planned_identities(decl)[0]
-    final = attempt_dir(tmp_path, "r", ident)
+    final = ident.folder(tmp_path, "r")
     write_attempt(tmp_path, "r", ident, final.with_name("rep-1.try-1"), outcome="infra_error", passed=False,
                   error={"phase": "erp_start", "message": "container exited 137"})
     final.with_name("rep-1.try-2").mkdir(parents=True)  # a try cut short by SIGKILL
@@ -120,8 +120,8 @@ def test_verify_orders_interface_cells_as_the_ledger_does(tmp_path: Path):
     """`X:task` and `X:task#mcp` cells: the ledger is written in `AttemptIdentity.sort_key` order
     (interface before seed), so `export --verify` must check the order by that key too (issue 34:
     it checked without the interface and called a correct ledger out of order)."""
-    from orchestrator.campaign.identity import AttemptIdentity
     from orchestrator.campaign.ledger import line_sort_key
+    from orchestrator.identity import AttemptIdentity
 
     decl = declare(tmp_path, "iface", ["oracle:payment-run", "oracle:payment-run#mcp"], [0, 1], 1)
     idents = planned_identities(decl)

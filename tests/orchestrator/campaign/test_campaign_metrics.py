@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from orchestrator.campaign import metrics as m
-from orchestrator.campaign.identity import AttemptIdentity
 from orchestrator.campaign.ledger import build_line
 from orchestrator.campaign.summary import aggregate, compute_summary
+from orchestrator.identity import AttemptIdentity
 
 
 def _interval(k: int, n: int) -> tuple[float, float]:
@@ -61,9 +61,11 @@ def test_p90_is_a_member_with_at_least_90_percent_at_or_below(xs):
 def _lines(tmp_path: Path, specs):
     out = []
     for system, seed, rep, kw in specs:
-        ident = AttemptIdentity("payment-run", system, "clean", seed, rep, "1")
+        ident = AttemptIdentity(task="payment-run", system=system, condition="clean", seed=seed, rep=rep, task_version="1")
         folder = write_attempt(tmp_path, "L", ident, **kw)
-        out.append(build_line(ident, folder))
+        line = build_line(ident, folder)
+        assert line is not None
+        out.append(line.to_json())
     return out
 
 
@@ -107,10 +109,10 @@ def test_summary_never_pools_conditions(tmp_path: Path):
     lines = []
     faulted: dict[str, Any] = {"passed": False, "fault_metrics": {"injected": {"lost_response": 2}, "resent": 1, "duplicates": 1}}
     for cond, kw in [("clean", {}), ("lost-writes", faulted)]:
-        ident = AttemptIdentity("payment-run", "oracle", cond, 0, 1, "1")
+        ident = AttemptIdentity(task="payment-run", system="oracle", condition=cond, seed=0, rep=1, task_version="1")
         line = build_line(ident, write_attempt(tmp_path, "L", ident, **kw))
         assert line is not None
-        lines.append(line)
+        lines.append(line.to_json())
     s = compute_summary(lines, decl)
     assert set(s["cells"]) == {"oracle:payment-run", "oracle:payment-run+lost-writes"}
     assert set(s["systems"]) == {"oracle", "oracle+lost-writes"}

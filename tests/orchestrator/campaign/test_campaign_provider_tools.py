@@ -11,7 +11,7 @@ import pytest
 import yaml
 from campaign_support import declare, write_attempt
 
-from orchestrator.campaign.identity import plan_attempts, write_declaration
+from orchestrator.campaign.declaration import CampaignDeclaration, plan_attempts, write_declaration
 from orchestrator.campaign.ledger import build_line
 from orchestrator.campaign.runtime import systems_identity
 from orchestrator.campaign.summary import compute_summary
@@ -56,13 +56,13 @@ def test_cells_are_labelled_and_never_pooled(tmp_path: Path) -> None:
     decl = declare(tmp_path, "L", cell_texts, [0], 1)
     # Two systems of one campaign, one of them allowed web_search (as a model-calling system would be).
     decl["systems"]["oracle-b"] = {"kind": "policy", "provider_tools": ["web_search"]}
-    write_declaration(tmp_path / "L", decl)
+    write_declaration(tmp_path / "L", CampaignDeclaration.model_validate(decl))
     planned = plan_attempts([parse_cell(c) for c in cell_texts], [0], 1, {"payment-run": "1"})
     lines = []
     for ident in planned:
         line = build_line(ident, write_attempt(tmp_path, "L", ident, passed=True))
         assert line is not None
-        lines.append(line)
+        lines.append(line.to_json())
     summary = compute_summary(lines, decl)
     assert summary["cells"]["oracle-b:payment-run"]["provider_tools"] == ["web_search"]
     assert summary["cells"]["oracle:payment-run"]["provider_tools"] == []

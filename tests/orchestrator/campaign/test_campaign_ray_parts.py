@@ -21,15 +21,12 @@ from typing import Any
 import pytest
 from campaign_support import result_dict
 
-from orchestrator.attempt.records import AttemptSpec, new_attempt_id
 from orchestrator.campaign.executor import Executor, Placed
-from orchestrator.campaign.executor_ray import runtime_id_prefix
-from orchestrator.campaign.identity import AttemptIdentity
 from orchestrator.campaign.ray_node import check_sources, pack_folder, unpack_folder
 from orchestrator.campaign.runtime import FatalCampaignError
 from orchestrator.campaign.scheduler import Scheduler
-from orchestrator.cells import Cell
 from orchestrator.cli import main
+from orchestrator.identity import AttemptIdentity
 
 
 def _ident(system: str = "oracle", rep: int = 1) -> AttemptIdentity:
@@ -110,11 +107,10 @@ def test_an_archive_cannot_write_outside_its_folder(tmp_path: Path):
 @pytest.mark.parametrize("rep", [1, 3])
 def test_the_sweep_prefix_is_the_start_of_every_runtime_id(rep: int):
     ident = _ident("neg:blind_retry", rep)
-    spec = AttemptSpec(cell=Cell(ident.system, ident.task, ident.condition), seed=ident.seed, rep=ident.rep)
-    ids = {new_attempt_id(spec) for _ in range(3)}
-    assert len(ids) == 3 and all(i.startswith(runtime_id_prefix(ident)) for i in ids), (ids, runtime_id_prefix(ident))
-    other = AttemptSpec(cell=spec.cell, seed=0, rep=rep + 10)
-    assert not new_attempt_id(other).startswith(runtime_id_prefix(ident))
+    ids = {ident.new_run_id() for _ in range(3)}
+    assert len(ids) == 3 and all(i.startswith(ident.run_id_prefix()) for i in ids), (ids, ident.run_id_prefix())
+    other = ident.model_copy(update={"rep": rep + 10})
+    assert not other.new_run_id().startswith(ident.run_id_prefix())
 
 
 def test_a_node_with_other_sources_is_refused():

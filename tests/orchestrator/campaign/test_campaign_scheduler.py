@@ -11,8 +11,8 @@ from pathlib import Path
 
 from campaign_support import FakeRunner, declare
 
+from orchestrator.campaign.declaration import is_finished
 from orchestrator.campaign.export import export_label, planned_identities, verify_label
-from orchestrator.campaign.identity import attempt_dir, is_finished
 from orchestrator.campaign.scheduler import Scheduler
 
 
@@ -42,7 +42,7 @@ def test_infra_errors_are_retried_and_kept_aside_agent_errors_are_not(tmp_path: 
     _sched(tmp_path, runner).run(plan)
     assert runner.calls.count(("oracle", 0, 1)) == 3 and runner.calls.count(("null", 0, 1)) == 1
     oracle = [p for p in plan if p.system == "oracle"][0]
-    folder = attempt_dir(tmp_path, "L", oracle)
+    folder = oracle.folder(tmp_path, "L")
     assert sorted(p.name for p in folder.parent.iterdir()) == ["rep-1", "rep-1.try-1", "rep-1.try-2"]
     export_label(tmp_path, "L")
     assert verify_label(tmp_path, "L").ok
@@ -54,7 +54,7 @@ def test_infra_error_after_all_retries_stays_and_is_retried_on_resume(tmp_path: 
     runner = FakeRunner(tmp_path, "L", {("oracle", 0, 1): ["infra_error"] * 5})
     _sched(tmp_path, runner, infra_retries=1).run(plan)
     assert len(runner.calls) == 2
-    folder = attempt_dir(tmp_path, "L", plan[0])
+    folder = plan[0].folder(tmp_path, "L")
     assert not is_finished(folder)
     summary = export_label(tmp_path, "L")
     cell = summary["cells"]["oracle:payment-run"]
@@ -69,7 +69,7 @@ def test_infra_error_after_all_retries_stays_and_is_retried_on_resume(tmp_path: 
 def test_leftover_folder_of_a_killed_run_is_set_aside(tmp_path: Path):
     decl = declare(tmp_path, "L", ["oracle:payment-run"], [0], 1)
     plan = planned_identities(decl)
-    folder = attempt_dir(tmp_path, "L", plan[0])
+    folder = plan[0].folder(tmp_path, "L")
     (folder / "logs").mkdir(parents=True)  # what SIGKILL mid-attempt leaves
     _sched(tmp_path, FakeRunner(tmp_path, "L")).run(plan)
     assert is_finished(folder) and folder.with_name("rep-1.try-1").is_dir()
@@ -107,7 +107,7 @@ def test_stop_lets_in_flight_attempts_finish_and_starts_nothing_new(tmp_path: Pa
     threading.Timer(0.1, sched.stop).start()
     run = sched.run(plan)
     assert len(runner.calls) == 2 and run.finished == 2 and run.not_started == 6 and run.interrupted
-    assert all(is_finished(attempt_dir(tmp_path, "L", p)) for p in plan if (p.system, p.seed, p.rep) in runner.calls)
+    assert all(is_finished(p.folder(tmp_path, "L")) for p in plan if (p.system, p.seed, p.rep) in runner.calls)
     # the same plan again finishes the rest, without re-running the two
     runner2 = FakeRunner(tmp_path, "L")
     run2 = _sched(tmp_path, runner2).run(plan)

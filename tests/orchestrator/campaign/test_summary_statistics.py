@@ -12,9 +12,10 @@ from campaign_support import declare, write_attempt
 
 from orchestrator.campaign import metrics as m
 from orchestrator.campaign.export import export_label, planned_identities, verify_label
-from orchestrator.campaign.identity import AttemptIdentity, canonical_json
 from orchestrator.campaign.ledger import build_line
 from orchestrator.campaign.summary import SUMMARY_FILE, compute_summary
+from orchestrator.hashing import canonical_json
+from orchestrator.identity import AttemptIdentity
 
 TASK = "payment-run"
 INFRA: dict[str, Any] = {"outcome": "infra_error", "passed": False,
@@ -22,10 +23,10 @@ INFRA: dict[str, Any] = {"outcome": "infra_error", "passed": False,
 
 
 def _line(root: Path, system: str, seed: int, rep: int, condition: str = "clean", **kw: Any) -> dict[str, Any]:
-    ident = AttemptIdentity(TASK, system, condition, seed, rep, "1")
+    ident = AttemptIdentity(task=TASK, system=system, condition=condition, seed=seed, rep=rep, task_version="1")
     line = build_line(ident, write_attempt(root, "L", ident, **kw))
     assert line is not None
-    return line
+    return line.to_json()
 
 
 # -- the pure functions --------------------------------------------------------------------------

@@ -105,7 +105,7 @@ def test_each_error_class_carries_its_exit_class():
     task error wins over bad input."""
     from agent_sandbox.systems import SystemsFileError
     from erp_service.faults import FaultSpecError
-    from orchestrator.campaign.identity import DeclarationChanged
+    from orchestrator.campaign.declaration import DeclarationChanged
     from orchestrator.campaign.spec import CampaignSpecError
     from orchestrator.cells import CellError
     from orchestrator.errors import ConfigError, TaskError

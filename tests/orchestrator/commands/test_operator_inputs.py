@@ -16,7 +16,9 @@ import yaml
 from repo_paths import REPO_ROOT
 from rich.console import Console
 
+from orchestrator.campaign.declaration import build_declaration, write_declaration
 from orchestrator.campaign.spec import MAX_INFRA_RETRIES, CampaignSpecError, spec_from_args, split_cells
+from orchestrator.cells import parse_cell
 from orchestrator.cli import main
 
 REPO = REPO_ROOT
@@ -162,8 +164,10 @@ def test_a_label_holding_another_campaign_is_refused_before_the_engine(tmp_path,
     argv = ["campaign", "--runs-root", str(runs), "--label", "lab"]
     assert main([*argv, "--cells", "null:payment-run"]) == 3  # engine dead: nothing declared
     assert not (runs / "lab" / "campaign.json").exists()
-    (runs / "lab").mkdir(parents=True, exist_ok=True)
-    (runs / "lab" / "campaign.json").write_text(json.dumps({"schema": 1, "label": "lab", "cells": [], "seeds": [9]}))
+    other = build_declaration(label="lab", cells=[parse_cell("null:payment-run")], seeds=[9], reps=1,
+                              task_info={"payment-run": {"version": "1", "tree_sha256": "t"}},
+                              systems={"null": {"kind": "policy"}}, turn_timeout_s=None, backend="docker", volatile={})
+    write_declaration(runs / "lab", other)  # another campaign (seed 9) under the label
     capsys.readouterr()
     assert main([*argv, "--cells", "null:payment-run"]) == 2
     assert "already holds a different campaign" in capsys.readouterr().err
@@ -196,13 +200,13 @@ def test_export_never_crashes_on_an_infinity_in_campaign_json(tmp_path, capsys):
 
 
 def test_progress_lines_keep_brackets_and_say_interrupted():
-    from orchestrator.campaign.identity import AttemptIdentity
     from orchestrator.campaign.progress import CampaignProgress
     from orchestrator.campaign.scheduler import AttemptEvent
+    from orchestrator.identity import AttemptIdentity
 
     buf = io.StringIO()
     progress = CampaignProgress(2, label="l", concurrency=1, console=Console(file=buf, width=300))
-    ident = AttemptIdentity("payment-run", "oracle", "clean", 0, 1, "1")
+    ident = AttemptIdentity(task="payment-run", system="oracle", condition="clean", seed=0, rep=1, task_version="1")
     progress.handle(AttemptEvent("started", ident))
     progress.handle(AttemptEvent("retry", ident, "infra_error", error="cannot parse fault item 'x': /path[@n]"))
     progress.handle(AttemptEvent("started", ident))

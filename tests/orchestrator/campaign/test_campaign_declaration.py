@@ -6,17 +6,9 @@ from pathlib import Path
 import pytest
 from campaign_support import write_attempt
 
-from orchestrator.campaign.identity import (
-    AttemptIdentity,
-    DeclarationChanged,
-    attempt_dir,
-    build_declaration,
-    check_or_write_declaration,
-    declaration_changes,
-    is_finished,
-    plan_attempts,
-)
+from orchestrator.campaign.declaration import DeclarationChanged, build_declaration, check_or_write_declaration, declaration_changes, is_finished, plan_attempts
 from orchestrator.campaign.spec import CampaignSpecError, load_spec_file, parse_cell_text, spec_from_args
+from orchestrator.identity import AttemptIdentity
 
 
 def test_default_campaign_is_oracle_and_null_on_payment_run_seed_0_one_rep():
@@ -71,9 +63,9 @@ def test_identity_is_deterministic_and_condition_is_part_of_the_cell(tmp_path: P
     assert len({x.attempt_id for x in a}) == 8
     ids = {(x.condition, x.seed, x.rep): x.attempt_id for x in a}
     assert ids[("clean", 0, 1)] != ids[("lost-writes", 0, 1)]
-    d_clean = attempt_dir(tmp_path, "L", a[0])
+    d_clean = a[0].folder(tmp_path, "L")
     assert d_clean.relative_to(tmp_path).parts[2:] == ("seed-0", "rep-1")
-    assert attempt_dir(tmp_path, "L", [x for x in a if x.condition == "lost-writes"][0]).parent.parent != d_clean.parent.parent
+    assert [x for x in a if x.condition == "lost-writes"][0].folder(tmp_path, "L").parent.parent != d_clean.parent.parent
     # a new task version is a new attempt
     c = plan_attempts([clean], [0], 1, {"payment-run": "4"})[0]
     assert c.attempt_id != ids[("clean", 0, 1)]
@@ -106,12 +98,12 @@ def test_resume_accepts_volatile_changes_and_refuses_material_ones(tmp_path: Pat
         with pytest.raises(DeclarationChanged) as err:
             check_or_write_declaration(root, _decl(**change))
         assert field in str(err.value), (field, str(err.value))
-    assert declaration_changes(_decl(), _decl(volatile={"concurrency": 4})) == []
+    assert declaration_changes(_decl().to_json(), _decl(volatile={"concurrency": 4}).to_json()) == []
 
 
 def test_finished_means_a_final_result(tmp_path: Path):
-    ident = AttemptIdentity("payment-run", "oracle", "clean", 0, 1, "1")
-    folder = attempt_dir(tmp_path, "L", ident)
+    ident = AttemptIdentity(task="payment-run", system="oracle", condition="clean", seed=0, rep=1, task_version="1")
+    folder = ident.folder(tmp_path, "L")
     assert not is_finished(folder)
     folder.mkdir(parents=True)
     assert not is_finished(folder)  # killed mid-run: no result.json

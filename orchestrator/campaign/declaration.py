@@ -1,8 +1,7 @@
-"""Deterministic attempt identity, attempt folders, and the label's declaration (`campaign.json`).
+"""The label's declaration (`campaign.json`), its plan of attempts, and whether one is finished.
 
-An attempt is identified by (cell, task version, seed, repetition, condition); the same identity
-always gives the same attempt id and the same folder, `runs/<label>/<cell>/seed-<n>/rep-<k>/`.
-The label root holds `campaign.json`, which declares the campaign; re-running a label compares the
+The attempt's identity, id and folder are `orchestrator.identity.AttemptIdentity`'s. The label
+root holds `campaign.json`, which declares the campaign; re-running a label compares the
 new declaration with the stored one and refuses when a value that matters has changed: the cells,
 seeds, reps, systems, the task packs' trees, and (`sources`, orchestrator/campaign/sources.py) every
 shared source tree a scenario, a verdict or a policy depends on and the images' content tags, so a
@@ -10,15 +9,16 @@ label never holds results of two versions.
 """
 from __future__ import annotations
 
-import hashlib
 import json
-import re
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from orchestrator.campaign.sources import describe_change
 from orchestrator.cells import CLI, Cell
+from orchestrator.hashing import canonical_json
+from orchestrator.identity import AttemptIdentity
 
 DECLARATION_FILE = "campaign.json"
 DECLARATION_SCHEMA = 1
@@ -29,93 +29,10 @@ VOLATILE_KEYS = frozenset({"volatile", "created_utc", "updated_utc", "runs"})
 FINAL_OUTCOMES = frozenset({"graded", "agent_error", "task_error"})
 
 
-
-def canonical_json(obj: Any) -> str:
-    """The one serialisation used for hashing and for ledger lines: sorted keys, no spaces."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-def sha256_bytes(data: bytes) -> str:
-    """Hex SHA-256 of bytes."""
-    return hashlib.sha256(data).hexdigest()
-
-
-def cell_dirname(cell: Cell) -> str:
-    """The folder of a cell under the label: the runtime's `Cell.slug` (`null__payment-run`).
-
-    Both sides must agree on it, so the runtime's definition is the only one.
-    """
-    return Cell(cell.system, cell.task, cell.condition, cell.interface).slug
-
-
-@dataclass(frozen=True, order=True)
-class AttemptIdentity:
-    """Everything that makes one attempt this attempt; ordering is the ledger's sort order."""
-
-    task: str
-    system: str
-    condition: str
-    seed: int
-    rep: int
-    task_version: str
-    interface: str = CLI  # part of the identity (issue 17); a cli attempt's id is as it always was
-
-    @property
-    def cell(self) -> Cell:
-        """The attempt's cell."""
-        return Cell(self.system, self.task, self.condition, self.interface)
-
-    @property
-    def attempt_id(self) -> str:
-        """Readable and deterministic: `<cell dir>.s<seed>.r<rep>.<hash of the identity>`."""
-        digest = sha256_bytes(canonical_json(self.as_dict()).encode())[:10]
-        return f"{cell_dirname(self.cell)}.s{self.seed}.r{self.rep}.{digest}"
-
-    def as_dict(self) -> dict[str, Any]:
-        """The identity as a plain mapping, with the cell text."""
-        out = asdict(self)
-        if self.interface == CLI:
-            del out["interface"]  # so the ids and ledger lines of cli attempts never changed
-        out["cell"] = self.cell.text
-        return out
-
-    def sort_key(self) -> tuple:
-        """Ledger order: task, system, condition, interface, seed, repetition."""
-        return (self.task, self.system, self.condition, self.interface, self.seed, self.rep)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> AttemptIdentity:
-        """The identity `as_dict` wrote (a ledger line's `identity`); a cli attempt's has no `interface`."""
-        return cls(task=str(data["task"]), system=str(data["system"]), condition=str(data["condition"]),
-                   seed=int(data["seed"]), rep=int(data["rep"]), task_version=str(data["task_version"]),
-                   interface=str(data.get("interface", CLI)))
-
-
-def label_root(runs_root: Path, label: str) -> Path:
-    """`runs/<label>/`."""
-    return runs_root / label
-
-
-def attempt_dir(runs_root: Path, label: str, ident: AttemptIdentity) -> Path:
-    """`runs/<label>/<cell>/seed-<n>/rep-<k>/` (contracts section 9)."""
-    return label_root(runs_root, label) / cell_dirname(ident.cell) / f"seed-{ident.seed}" / f"rep-{ident.rep}"
-
-
-def retry_dirs(final_dir: Path) -> list[Path]:
-    """The folders of earlier tries of one attempt (`rep-<k>.try-<j>`), in try order."""
-    if not final_dir.parent.is_dir():
-        return []
-    found = []
-    for p in final_dir.parent.iterdir():
-        m = re.fullmatch(re.escape(final_dir.name) + r"\.try-(\d+)", p.name)
-        if m and p.is_dir():
-            found.append((int(m.group(1)), p))
-    return [p for _, p in sorted(found)]
-
-
-def read_result(folder: Path) -> dict[str, Any] | None:
-    """The attempt's result.json, or None when it is missing or unreadable (not final)."""
-    path = folder / "result.json"
+def read_result(folder: Path, name: str = "result.json") -> dict[str, Any] | None:
+    """The attempt's result.json (or another of its JSON records), or None when it is missing or
+    unreadable (not final)."""
+    path = folder / name
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
@@ -132,7 +49,7 @@ def is_finished(folder: Path) -> bool:
 def plan_attempts(cells: list[Cell], seeds: list[int], reps: int, task_versions: dict[str, str]) -> list[AttemptIdentity]:
     """Every attempt of the campaign, in ledger order."""
     out = [
-        AttemptIdentity(c.task, c.system, c.condition, seed, rep, task_versions[c.task], c.interface)
+        AttemptIdentity.of(c, seed, rep, task_versions[c.task])
         for c in cells
         for seed in seeds
         for rep in range(1, reps + 1)
@@ -148,6 +65,66 @@ class DeclarationChanged(RuntimeError):
     """The label already holds a different campaign; the message lists what changed."""
 
 
+class DeclaredCell(BaseModel):
+    """One cell as `campaign.json` lists it (a cli cell's `interface` is left out)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cell: str
+    system: str
+    task: str
+    condition: str
+    interface: str = CLI
+
+    @property
+    def ref(self) -> Cell:
+        """The cell it declares."""
+        return Cell(self.system, self.task, self.condition, self.interface)
+
+
+class CampaignDeclaration(BaseModel):
+    """`campaign.json`: what a label is. Everything outside `volatile` (and `runs`) matters for
+    resuming: a re-run with another value is another campaign (`check_or_write_declaration`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_: int = Field(DECLARATION_SCHEMA, alias="schema")
+    label: str
+    cells: list[DeclaredCell]
+    conditions: list[str]
+    seeds: list[int]
+    reps: int
+    tasks: dict[str, dict[str, Any]]  # slug -> {"version", "tree_sha256", "variant_of"}
+    systems: dict[str, Any]  # system -> {"kind": "policy"} or {"kind": "command", "sha256", ...}
+    timeouts: dict[str, Any]
+    backend: str
+    isolation: str
+    volatile: dict[str, Any] = Field(default_factory=dict)
+    sources: dict[str, Any] | None = None  # orchestrator.campaign.sources.label_sources()
+    runs: list[dict[str, Any]] = Field(default_factory=list)  # the volatile values of each resume
+    created_utc: str | None = None  # written by early versions; never material
+    updated_utc: str | None = None
+
+    def planned(self) -> list[AttemptIdentity]:
+        """Every attempt the declaration asks for, in ledger order."""
+        versions = {slug: str(info.get("version")) for slug, info in self.tasks.items()}
+        cells = [c.ref for c in self.cells]
+        return plan_attempts(cells, self.seeds, self.reps, {c.task: versions.get(c.task, "None") for c in cells})
+
+    def to_json(self) -> dict[str, Any]:
+        """The file's content (python values: a non-finite float of an early file stays one)."""
+        data = self.model_dump(by_alias=True)
+        for key in ("sources", "created_utc", "updated_utc"):
+            if data[key] is None:
+                del data[key]
+        if not data["runs"]:
+            del data["runs"]
+        for cell in data["cells"]:
+            if cell["interface"] == CLI:
+                del cell["interface"]
+        return data
+
+
 def build_declaration(
     *,
     label: str,
@@ -160,34 +137,29 @@ def build_declaration(
     backend: str,
     volatile: dict[str, Any],
     sources: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The content of `campaign.json`. Everything outside `volatile` matters for resuming.
+) -> CampaignDeclaration:
+    """The declaration of a campaign.
 
     `task_info` maps task slug to `{"version", "tree_sha256"}`; `systems` maps system name to a
     hash of its definition (command systems) or to how it is defined (scripted policies);
     `sources` is `orchestrator.campaign.sources.label_sources()` (None: not recorded, for tests
     of the other parts of a declaration).
     """
-    decl: dict[str, Any] = {
-        "schema": DECLARATION_SCHEMA,
-        "label": label,
-        "cells": [
-            {"cell": c.text, "system": c.system, "task": c.task, "condition": c.condition,
-             **({"interface": c.interface} if c.interface != CLI else {})} for c in cells
-        ],
-        "conditions": sorted({c.condition for c in cells}),
-        "seeds": list(seeds),
-        "reps": reps,
-        "tasks": {slug: task_info[slug] for slug in sorted(task_info)},
-        "systems": {name: systems[name] for name in sorted(systems)},
-        "timeouts": {"turn_s": turn_timeout_s},
-        "backend": backend,
-        "isolation": "docker" if backend == "docker" else "none",
-        "volatile": volatile,
-    }
-    if sources is not None:
-        decl["sources"] = sources
-    return decl
+    return CampaignDeclaration(
+        label=label,
+        cells=[DeclaredCell(cell=c.text, system=c.system, task=c.task, condition=c.condition, interface=c.interface)
+               for c in cells],
+        conditions=sorted({c.condition for c in cells}),
+        seeds=list(seeds),
+        reps=reps,
+        tasks={slug: task_info[slug] for slug in sorted(task_info)},
+        systems={name: systems[name] for name in sorted(systems)},
+        timeouts={"turn_s": turn_timeout_s},
+        backend=backend,
+        isolation="docker" if backend == "docker" else "none",
+        volatile=volatile,
+        sources=sources,
+    )
 
 
 def material(decl: dict[str, Any]) -> dict[str, Any]:
@@ -216,7 +188,7 @@ def declaration_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return out
 
 
-def load_declaration(root: Path) -> dict[str, Any] | None:
+def load_declaration(root: Path) -> CampaignDeclaration | None:
     """The stored `campaign.json` of a label, or None for a new label."""
     path = root / DECLARATION_FILE
     if not path.exists():
@@ -227,14 +199,17 @@ def load_declaration(root: Path) -> dict[str, Any] | None:
         raise DeclarationChanged(f"{path} is not valid JSON ({exc}); refusing to guess the campaign") from None
     if not isinstance(data, dict):
         raise DeclarationChanged(f"{path} is not a JSON object")
-    return data
+    try:
+        return CampaignDeclaration.model_validate(data)
+    except ValidationError as exc:
+        raise DeclarationChanged(f"{path} is not a campaign declaration ({exc}); refusing to guess the campaign") from None
 
 
-def write_declaration(root: Path, decl: dict[str, Any]) -> None:
+def write_declaration(root: Path, decl: CampaignDeclaration) -> None:
     """Write `campaign.json` atomically (indented: people read it)."""
     root.mkdir(parents=True, exist_ok=True)
     tmp = root / (DECLARATION_FILE + ".tmp")
-    tmp.write_text(json.dumps(decl, indent=2, sort_keys=True) + "\n")
+    tmp.write_text(json.dumps(decl.to_json(), indent=2, sort_keys=True) + "\n")
     tmp.replace(root / DECLARATION_FILE)
 
 
@@ -252,7 +227,7 @@ def _next_label(root: Path) -> str:
     return f"{root.name}-{n}"
 
 
-def check_or_write_declaration(root: Path, decl: dict[str, Any]) -> bool:
+def check_or_write_declaration(root: Path, decl: CampaignDeclaration) -> bool:
     """Store the declaration for a new label, or check a resumed one; True when resuming.
 
     Raises `DeclarationChanged` listing every material difference. The stored file keeps its
@@ -262,8 +237,7 @@ def check_or_write_declaration(root: Path, decl: dict[str, Any]) -> bool:
     if old is None:
         write_declaration(root, decl)
         return False
-    changes = declaration_changes(old, decl)
-    changes = [_explained(c) for c in changes]
+    changes = [_explained(c) for c in declaration_changes(old.to_json(), decl.to_json())]
     if changes:
         raise DeclarationChanged(
             f"label {root.name!r} already holds a different campaign ({root / DECLARATION_FILE}):\n  "
@@ -271,7 +245,5 @@ def check_or_write_declaration(root: Path, decl: dict[str, Any]) -> bool:
             + f"\nStart a new label to run on what changed (e.g. --label {_next_label(root)}), or restore "
             "it and run the same declaration to resume this one."
         )
-    runs = list(old.get("runs", []))
-    runs.append(decl.get("volatile", {}))
-    write_declaration(root, {**old, "runs": runs})
+    write_declaration(root, old.model_copy(update={"runs": [*old.runs, decl.volatile]}))
     return True
