@@ -18,10 +18,23 @@ Declared once per campaign (a YAML file, `--model-access FILE`, or the campaign 
                                               # [web_search] (model_gateway.policy.PROVIDER_TOOLS);
                                               # default none. Part of the cell's identity.
 
+A model the user serves on the orchestrator's own host (vLLM, llama.cpp, Ollama: an OpenAI- or
+Anthropic-compatible API) is declared with a loopback `base_url`: `http://localhost:PORT`,
+`http://127.0.0.1:PORT` (any 127.x.y.z) or `http://[::1]:PORT`, `http` only, a key optional (most
+local servers take none). `localhost` is read as 127.0.0.1 and never resolved (no resolver can
+point it elsewhere). In containers the gateway alone reaches exactly that address and port,
+through a relay the orchestrator opens on the egress bridge for the attempt
+(orchestrator/backends/docker/host_relay.py); the host's other ports and addresses stay closed.
+Its models are usually not in the price table: `max_tokens` caps them, `max_cost_usd` only
+with a `prices:` table that lists them.
+
 Instead of `base_url` and a key, a provider may name `fake_script: FILE` (relative to the
 declaring file): the project's fake provider then runs on the attempt's egress side playing that
 scripted conversation (model_gateway.fake_script), and is the gateway's only upstream. This is
-how the tests and a keyless demo run a real agent CLI end to end.
+how the tests and a keyless demo run a real agent CLI end to end. Or `harness_oracle: true`: the
+fake provider plays, per attempt, the harness-oracle conversation of the attempt's scenario (the
+oracle's own requests sent through the harness's shell with `erp`: orchestrator/harness_oracle/),
+which must pass every check; a keyless smoke run of any campaign of pilot tasks.
 
 The real key is read on the host when an attempt starts and handed to the gateway container
 alone (a private file of the service); it never enters the agent container, the attempt record
@@ -30,6 +43,7 @@ or a log. The agent gets a fresh random virtual key per attempt.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import os
 import secrets
 from pathlib import Path
@@ -53,6 +67,7 @@ class ProviderAccess(BaseModel):
 
     base_url: str | None = None
     fake_script: Path | None = None
+    harness_oracle: bool = False
     key_env: str | None = None
     key_file: Path | None = None
     models: tuple[str, ...] = Field(min_length=1)
@@ -68,19 +83,51 @@ class ProviderAccess(BaseModel):
         return value.rstrip("/")
 
     @model_validator(mode="after")
+    def _host_model_over_http(self) -> ProviderAccess:
+        if self.base_url is not None and self.on_host() is not None and urlsplit(self.base_url).scheme != "http":
+            raise ValueError(f"a model on this host's loopback is reached over http, got {self.base_url!r}")
+        return self
+
+    @model_validator(mode="after")
     def _one_key_source(self) -> ProviderAccess:
         if self.key_env and self.key_file:
             raise ValueError("give key_env or key_file, not both")
-        if (self.base_url is None) == (self.fake_script is None):
-            raise ValueError("give base_url (a real provider) or fake_script (the fake provider), exactly one")
-        if self.fake_script is not None and (self.key_env or self.key_file):
+        sources = [self.base_url is not None, self.fake_script is not None, self.harness_oracle]
+        if sum(sources) != 1:
+            raise ValueError("give base_url (a real provider), fake_script or harness_oracle: true (the fake "
+                             "provider), exactly one")
+        if self.is_fake and (self.key_env or self.key_file):
             raise ValueError("the fake provider takes no key")
         return self
+
+    @property
+    def is_fake(self) -> bool:
+        """Whether the project's fake provider plays this provider (a script, or the harness oracle)."""
+        return self.fake_script is not None or self.harness_oracle
 
     @property
     def host(self) -> str:
         """The upstream host (the egress allowlist of the attempt); empty for the fake provider."""
         return (urlsplit(self.base_url).hostname or "") if self.base_url else ""
+
+    def on_host(self) -> tuple[str, int] | None:
+        """(loopback address, port) when `base_url` names the orchestrator's own host: `localhost`
+        (read as 127.0.0.1, never resolved), a 127.0.0.0/8 address or ::1. None otherwise."""
+        if self.base_url is None:
+            return None
+        parts = urlsplit(self.base_url)
+        host = (parts.hostname or "").lower()
+        if host == "localhost":
+            address = "127.0.0.1"
+        else:
+            try:
+                ip = ipaddress.ip_address(host)
+            except ValueError:
+                return None
+            if not ip.is_loopback:
+                return None
+            address = str(ip)
+        return address, parts.port or (443 if parts.scheme == "https" else 80)
 
     def read_key(self, environ: dict[str, str] | None = None) -> str | None:
         """The real key, read now on the host; None when no source is declared (a keyless fake)."""
@@ -148,6 +195,8 @@ class ModelAccess(BaseModel):
             out: dict[str, Any] = {"base_url": p.base_url, "models": list(p.models)}
             if p.fake_script is not None:
                 out["fake_script_sha256"] = hashlib.sha256(p.fake_script.read_bytes()).hexdigest()
+            if p.harness_oracle:  # only when declared, so every other identity is unchanged
+                out["harness_oracle"] = True
             return out
 
         out: dict[str, Any] = {"providers": {name: one(p) for name, p in self.providers.items()},
@@ -186,7 +235,25 @@ def load_model_access(path: Path) -> ModelAccess:
     for name, p in access.providers.items():
         if p.fake_script is not None and not p.fake_script.is_file():
             raise ModelAccessError(f"{path}: providers.{name}.fake_script: {p.fake_script} is not a file")
+    check_cost_cap(access, str(path))
     return access
+
+
+def check_cost_cap(access: ModelAccess, where: str) -> None:
+    """A cost cap must be able to bind: every declared model needs a price (an open-weight model
+    served on the host usually has none). Raises ModelAccessError naming the unpriced models."""
+    if access.budget.max_cost_usd is None:
+        return
+    from model_gateway.prices import load_prices
+
+    try:
+        table = load_prices(access.prices)
+    except (OSError, ValueError) as exc:
+        raise ModelAccessError(f"{where}: prices: {exc}") from None
+    unpriced = sorted({m for p in access.providers.values() for m in p.models if table.price(m) is None})
+    if unpriced:
+        raise ModelAccessError(f"{where}: budget.max_cost_usd cannot cap {', '.join(unpriced)}: not in the price "
+                               f"table {table.version!r}; list them in a `prices:` table or cap with max_tokens")
 
 
 def new_virtual_key() -> str:

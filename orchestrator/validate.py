@@ -230,7 +230,8 @@ def cited_clause_problems(task, handbook_dir: Path) -> list[str]:
 class AttemptRunner:
     """Runs attempts through `orchestrator.attempt.run_attempt` on a named backend."""
 
-    def __init__(self, backend: str, root: Path, label: str, cancel: threading.Event | None = None):
+    def __init__(self, backend: str, root: Path, label: str, cancel: threading.Event | None = None, *,
+                 model_access: Path | None = None, systems_file: Path | None = None):
         from orchestrator.backends import make_backend
         from orchestrator.config import RuntimeConfig
 
@@ -238,6 +239,9 @@ class AttemptRunner:
         self.backend = make_backend(backend, self.config)
         self.root = root
         self.label = label
+        # For command systems (the harness-oracle control): their model access and systems file.
+        self.model_access = model_access
+        self.systems_file = systems_file
         # Set by a stop (SIGINT/SIGTERM): attempts in flight cancel and tear down, none starts.
         self.cancel = cancel or threading.Event()
 
@@ -250,7 +254,8 @@ class AttemptRunner:
         if task is None or scenario is None:
             inputs = load_inputs(cell, seed)
             task, scenario = task or inputs.task, scenario or inputs.scenario
-        res = run_attempt(AttemptSpec(cell=cell, seed=seed, rep=rep, label=self.label),
+        res = run_attempt(AttemptSpec(cell=cell, seed=seed, rep=rep, label=self.label,
+                                      model_access=self.model_access, systems_file=self.systems_file),
                           backend=self.backend, root=self.root, config=self.config,
                           scenario=scenario, task=task, cancel=self.cancel)
         record = dict(res.record)

@@ -5,8 +5,9 @@
     usage = run.after_turn(n)           # the gateway's figures for turn n (turns.jsonl)
     usage = run.finish()                # revokes the key, drains the ledger (result.json)
 
-`open` starts (for a `fake_script` provider) the fake provider on the egress side, then the
-gateway, through the sandbox's named-service interface, and tails the ledger into
+`open` starts (for a `fake_script` or `harness_oracle` provider) the fake provider on the egress
+side, opens (for a provider on the host's loopback, in containers) the gateway's door to it, then
+starts the gateway, through the sandbox's named-service interface, and tails the ledger into
 `gateway.jsonl`. Keys live in memory and in the gateway's private files only: nothing here
 writes one to the attempt folder. A turn whose every model call failed on the provider's side is
 raised as `ProviderOutage`, an infrastructure error (retried, never scored).
@@ -24,7 +25,8 @@ import httpx
 from agent_sandbox.systems import SystemSpec
 from orchestrator.attempt.model_usage import GatewayControl, GatewayUnavailable, LedgerStreamer, attempt_usage, turn_usage
 from orchestrator.backends.docker.route_fix import run_route_script
-from orchestrator.errors import ConfigError, InfraError, Phase
+from orchestrator.cells import CLEAN
+from orchestrator.errors import ConfigError, InfraError, Phase, TaskError
 from orchestrator.model_access import ModelAccess, ModelAccessError, load_model_access, new_virtual_key
 from orchestrator.services.gateway import (
     FAKE_PROVIDER,
@@ -37,6 +39,7 @@ from orchestrator.services.gateway import (
 
 LEDGER_FILE = "gateway.jsonl"
 FAKE_RECORD_FILE = "fake-provider.jsonl"
+HARNESS_ORACLE_FILE = "harness-oracle-script.json"  # the conversation a harness_oracle fake played
 
 
 class ProviderOutage(InfraError):
@@ -66,8 +69,9 @@ class ModelRun:
     @classmethod
     def open(cls, sandbox: Any, config: Any, *, attempt_id: str, system: SystemSpec, access: ModelAccess,
              attempt_dir: Path, gateway_image: str | None = None, local: bool = False,
-             clients: tuple[str, ...] = ()) -> ModelRun:
-        """Start the fake provider (if declared) and the gateway; start tailing the ledger."""
+             clients: tuple[str, ...] = (), fake_script: bytes | None = None) -> ModelRun:
+        """Start the fake provider (if declared: it plays `fake_script`, else the declared file)
+        and the gateway; start tailing the ledger."""
         assert system.model is not None, "only systems that declare a model get a gateway"
         provider = system.model.provider
         model = access.model_for(provider, system.model.model)
@@ -75,8 +79,11 @@ class ModelRun:
         started: list[str] = []
         fake_url = None
         upstream = access
-        if declared.fake_script is not None:
-            spec = fake_provider_service(declared.fake_script.read_bytes(), config)
+        if declared.is_fake:
+            if fake_script is None:
+                assert declared.fake_script is not None, "a harness_oracle provider is given its script"
+                fake_script = declared.fake_script.read_bytes()
+            spec = fake_provider_service(fake_script, config)
             if gateway_image:
                 spec = _with_image(spec, gateway_image)
             fake = sandbox.start_service(spec)
@@ -84,7 +91,10 @@ class ModelRun:
             sandbox.wait_service_healthy(FAKE_PROVIDER, error=GatewayFailed)
             fake_url = fake.url("url")
             upstream = access.model_copy(update={"providers": {
-                provider: declared.model_copy(update={"base_url": fake_url, "fake_script": None})}})
+                provider: declared.model_copy(update={"base_url": fake_url, "fake_script": None,
+                                                      "harness_oracle": False})}})
+        if not local:
+            upstream = through_host_doors(sandbox, upstream)
         try:
             keys: dict[str, str] = {str(name): key for name, p in upstream.providers.items()
                                     if (key := p.read_key()) is not None}
@@ -192,7 +202,30 @@ def open_for_attempt(run: Any) -> ModelRun | None:
         gateway_image = ensure_images(run.backend.client).gateway.tag
         clients = (sandbox.blocks["attempt"].subnet,)
     return ModelRun.open(sandbox, run.config, attempt_id=run.run_id, system=system, access=access,
-                         attempt_dir=run.paths.root, gateway_image=gateway_image, local=not docker, clients=clients)
+                         attempt_dir=run.paths.root, gateway_image=gateway_image, local=not docker, clients=clients,
+                         fake_script=harness_oracle_script(run, access, system))
+
+
+def harness_oracle_script(run: Any, access: ModelAccess, system: SystemSpec) -> bytes | None:
+    """The harness-oracle conversation of the attempt's scenario when its provider declares
+    `harness_oracle` (kept in the attempt folder as harness-oracle-script.json); else None."""
+    assert system.model is not None
+    provider = system.model.provider
+    if not access.providers[provider].harness_oracle:
+        return None
+    if run.spec.cell.condition != CLEAN:
+        raise ConfigError(f"{run.spec.cell}: the harness oracle replays the oracle's clean run; "
+                          f"it cannot run under the condition {run.spec.cell.condition!r}")
+    from orchestrator.harness_oracle.conversation import harness_oracle_script as script_of
+    from orchestrator.scenarios.oracle_run import OracleRunError
+
+    try:
+        script = script_of(run.scenario.dir, provider)
+    except (OracleRunError, ValueError) as exc:
+        raise TaskError(f"harness oracle of {run.spec.cell.task} seed {run.spec.seed}: {exc}",
+                        phase=Phase.SERVICES) from exc
+    (run.paths.root / HARNESS_ORACLE_FILE).write_bytes(script)
+    return script
 
 
 def agent_image(run: Any) -> str | None:
@@ -210,6 +243,19 @@ def agent_image(run: Any) -> str | None:
         except Exception as exc:  # noqa: BLE001 — ImageBuildError and engine errors alike
             raise InfraError(f"image {image}: {exc}", phase=Phase.SERVICES) from exc
     return image
+
+
+def through_host_doors(sandbox: Any, access: ModelAccess) -> ModelAccess:
+    """The access the gateway is given in containers: each provider the user serves on the host's
+    loopback (`ProviderAccess.on_host`) is reached at the door the sandbox opens for the gateway
+    alone (a relay on the egress bridge's host address: backends/docker/host_relay.py)."""
+    doors = {}
+    for name, p in access.providers.items():
+        target = p.on_host()
+        if target is not None:
+            ip, port = sandbox.open_host_port("egress", GATEWAY, target)
+            doors[name] = p.model_copy(update={"base_url": f"http://{ip}:{port}"})
+    return access.model_copy(update={"providers": {**access.providers, **doors}}) if doors else access
 
 
 def upstream_ips(access: ModelAccess) -> list[str]:

@@ -18,6 +18,13 @@ under every condition; it must pass every check. Under --strict a pack without a
     orchestrate validate --tasks all --seeds 0,1,2,3,4 --strict --faults all \
         --record runs/validation-record.json --resume        # what `make validate` runs
 
+The harness-oracle control (issue 31) runs alone, on clean scenarios: per task × seed × system,
+the real CLI plays the oracle's own requests through its shell with `erp` (the fake provider
+scripts it) and must pass every check and end in the oracle's canonical database hash:
+
+    orchestrate validate --tasks payment-run --seeds 0 --harness-oracle claude-code,codex
+    orchestrate validate --tasks payment-run --harness-oracle codex-mine --systems systems.yaml
+
 `--record FILE` writes the validation record (orchestrator/validation_record.py) after every
 pack: every entry with its failed checks and canonical hashes, and the versions it holds for.
 `--resume` reuses the packs FILE already holds complete for the same versions and options (a
@@ -65,6 +72,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="write the validation record (JSON, with its own hash) here, after every pack")
     p.add_argument("--resume", action="store_true",
                    help="with --record: do not run again the packs FILE holds complete for these versions")
+    p.add_argument("--harness-oracle", metavar="SYSTEMS",
+                   help="run only the harness-oracle control for these command systems (comma-separated, "
+                        "e.g. claude-code,codex): each replays the oracle's requests through its shell")
+    p.add_argument("--systems", type=Path, metavar="FILE",
+                   help="with --harness-oracle: a systems file declaring the systems named")
     p.set_defaults(func=run)
 
 
@@ -90,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
     if args.resume and not args.record:
         print("orchestrate validate: bad_input: --resume needs --record FILE", file=sys.stderr)
         return ExitCode.BAD_INPUT
+    if args.harness_oracle is not None or args.systems is not None:
+        return run_harness_oracle(args, tasks)
     if args.backend == "docker":
         check_engine(has_local_backend=True)
     recorder = None
@@ -113,6 +127,59 @@ def run(args: argparse.Namespace) -> int:
     print_report(rep)
     if recorder:
         recorder.write(rep)
+    return exit_code(rep)
+
+
+def harness_systems(text: str, systems_file: Path | None) -> list[str]:
+    """The systems of `--harness-oracle`: command systems that call a model (built in, or
+    declared in `systems_file`); ValueError naming the one that is not."""
+    from agent_sandbox.systems import BUILTIN_SYSTEMS, load_systems
+
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names or len(set(names)) != len(names):
+        raise ValueError(f"--harness-oracle: distinct system names, e.g. claude-code,codex; got {text!r}")
+    defined = dict(BUILTIN_SYSTEMS)
+    if systems_file is not None:
+        defined.update(load_systems(systems_file))
+    for name in names:
+        spec = defined.get(name)
+        if spec is None or not spec.calls_model:
+            raise ValueError(f"--harness-oracle: {name!r} is not a command system that calls a model "
+                             f"(known: {', '.join(sorted(n for n, s in defined.items() if s.calls_model))})")
+    return names
+
+
+def run_harness_oracle(args: argparse.Namespace, tasks: list[str]) -> int:
+    """`--harness-oracle SYSTEMS`: that control alone (orchestrator/harness_oracle/control.py)."""
+    from orchestrator.commands.stop_signals import install_stop_signals
+    from orchestrator.exit_codes import ExitCode, check_engine
+    from orchestrator.harness_oracle.control import run_harness_validation
+    from orchestrator.validate import print_report
+
+    def bad(message: str) -> int:
+        print(f"orchestrate validate: bad_input: {message}", file=sys.stderr)
+        return ExitCode.BAD_INPUT
+
+    if args.harness_oracle is None:
+        return bad("--systems is read only with --harness-oracle")
+    if args.record or args.faults or args.strict:
+        return bad("--harness-oracle runs its control alone, on clean scenarios: no --record, --faults or --strict")
+    try:
+        systems = harness_systems(args.harness_oracle, args.systems.resolve() if args.systems else None)
+    except ValueError as exc:  # SystemsFileError included
+        return bad(str(exc))
+    if args.backend == "docker":
+        check_engine(has_local_backend=True)
+    cancel = threading.Event()
+    restore = install_stop_signals(cancel.set, lambda m: print(f"orchestrate validate: {m}", file=sys.stderr, flush=True))
+    try:
+        rep = run_harness_validation(tasks, args.seeds, systems, backend=args.backend,
+                                     runs_root=args.runs_root.resolve() if args.runs_root else None, keep=args.keep,
+                                     concurrency=max(1, args.concurrency), cancel=cancel,
+                                     systems_file=args.systems.resolve() if args.systems else None)
+    finally:
+        restore()
+    print_report(rep)
     return exit_code(rep)
 
 

@@ -2,7 +2,10 @@
 
 A scenario is the generator's output at a seed (contracts §7) plus `reference/`: the oracle's
 final-state projections as CSV, built once by running the oracle through the *local* backend and
-checked against truth.json (`expect` rows present, `absent` rows absent). It is cached under
+checked against truth.json (`expect` rows present, `absent` rows absent), and `oracle-run/`: that
+run's requests, workspace files and canonical hash (orchestrator/scenarios/oracle_run.py, what the
+harness oracle replays). A scenario cached before `oracle-run/` existed gets it on first use (the
+oracle is run once more). It is cached under
 
     <cache_root>/<slug>/<tree hash[:16]>-seed-<n>/
 
@@ -31,6 +34,7 @@ from typing import Any
 from orchestrator.hashing import update_with_tree
 from orchestrator.leftovers import remove_stale_builds
 from orchestrator.scenarios.folder import Scenario, ScenarioError, cache_root_default
+from orchestrator.scenarios.oracle_run import ORACLE_RUN_DIR, OracleRunError, record_oracle_run, record_unavailable
 from orchestrator.scenarios.reference import oracle_final_db_local
 from tasks.packs import REPO_ROOT, TaskPack
 from tasks.registry import load_task
@@ -121,8 +125,11 @@ def check_truth(reference: dict[str, Any], truth: dict[str, Any]) -> list[str]:
 
 
 def build_reference(task: TaskPack, scenario: Scenario, scratch: Path,
-                    runner: ReferenceRunner | None = None, out_dir: Path | None = None) -> Path:
-    """Write `reference/*.csv` (or into `out_dir`) from the oracle's final state; check truth.json."""
+                    runner: ReferenceRunner | None = None, out_dir: Path | None = None,
+                    oracle_dest: Path | None = None) -> Path:
+    """Write `reference/*.csv` (or into `out_dir`) from the oracle's final state; check truth.json.
+    With `oracle_dest`, also record the oracle's run there when the runner left its attempt folder
+    (audit.jsonl beside the final database; the default runner does)."""
     from orchestrator.grading.grader import projection_params
     from orchestrator.grading.projections import run_all, write_csvs
 
@@ -140,7 +147,18 @@ def build_reference(task: TaskPack, scenario: Scenario, scratch: Path,
                             f"contradicts truth.json: " + "; ".join(problems[:10]))
     dest = out_dir or scenario.reference_dir
     write_csvs(tables, dest)
+    if oracle_dest is not None and (final_db.parent / "audit.jsonl").is_file():
+        _record_oracle_run(final_db.parent, scenario, oracle_dest)
     return dest
+
+
+def _record_oracle_run(attempt_dir: Path, scenario: Scenario, dest: Path) -> None:
+    turns = [(t.n, t.date) for t in scenario.turns]
+    try:
+        record_oracle_run(attempt_dir, turns, scenario.meta.get("agent_token_id"), dest)
+    except OracleRunError as exc:  # the scenario stays usable; its harness oracle says why not
+        shutil.rmtree(dest, ignore_errors=True)
+        record_unavailable(dest, str(exc))
 
 
 # ------------------------------------------------------------------------------------ the cache
@@ -157,7 +175,10 @@ def ensure_scenario(slug: str, seed: int, *, cache_root: Path | None = None,
     done_marker = final / ".complete"
 
     def ready() -> bool:
-        return done_marker.exists() and (not reference or (final / "reference").is_dir())
+        # The oracle's recorded run comes with the default runner's reference (a custom runner
+        # may leave no attempt folder to record it from).
+        return done_marker.exists() and (not reference or (final / "reference").is_dir()
+                                         and (runner is not None or (final / ORACLE_RUN_DIR).is_dir()))
 
     if ready():
         return Scenario(slug, int(seed), final, key)
@@ -170,10 +191,15 @@ def ensure_scenario(slug: str, seed: int, *, cache_root: Path | None = None,
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{final.name}-", dir=final.parent))
         try:
             if done_marker.exists():
-                # Generated earlier without a reference: add one, atomically.
+                # Generated earlier without a reference or without the oracle's recorded run: add
+                # what is missing, atomically (the reference is built again and checked either way).
                 scen = Scenario(slug, int(seed), final, key)
-                build_reference(task, scen, tmp / "reference-run", runner, out_dir=tmp / "reference")
-                os.rename(tmp / "reference", final / "reference")
+                build_reference(task, scen, tmp / "reference-run", runner, out_dir=tmp / "reference",
+                                oracle_dest=tmp / ORACLE_RUN_DIR)
+                if (tmp / ORACLE_RUN_DIR).is_dir() and not (final / ORACLE_RUN_DIR).exists():
+                    os.rename(tmp / ORACLE_RUN_DIR, final / ORACLE_RUN_DIR)
+                if not (final / "reference").is_dir():
+                    os.rename(tmp / "reference", final / "reference")
                 return scen
             task.generate(int(seed), tmp / "scenario", history_cache=(base / "_history", shared_sources_hash()[:16]))
             built = Scenario(slug, int(seed), tmp / "scenario", key)
@@ -182,7 +208,7 @@ def ensure_scenario(slug: str, seed: int, *, cache_root: Path | None = None,
                 raise ScenarioError(f"{slug}: scenario.json says task {meta.get('task')!r} seed "
                                     f"{meta.get('seed')!r}, expected {slug!r} seed {seed}")
             if reference:
-                build_reference(task, built, tmp / "reference-run", runner)
+                build_reference(task, built, tmp / "reference-run", runner, oracle_dest=built.dir / ORACLE_RUN_DIR)
             (built.dir / ".complete").write_text(json.dumps({"key": key}) + "\n")
             if final.exists():
                 shutil.rmtree(final)  # a crashed build's leftovers (never a complete scenario)

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from orchestrator.config import REPO_ROOT
+from orchestrator.scenarios.oracle_run import ORACLE_RUN_DIR
 
 DEFAULT_CACHE = REPO_ROOT / ".cache" / "scenarios"
 
@@ -67,6 +68,11 @@ class Scenario:
     @property
     def reference_dir(self) -> Path:
         return self.dir / "reference"
+
+    @property
+    def oracle_run_dir(self) -> Path:
+        """The oracle's recorded run (orchestrator/scenarios/oracle_run.py), kept with the reference."""
+        return self.dir / ORACLE_RUN_DIR
 
     @property
     def meta(self) -> dict[str, Any]:
