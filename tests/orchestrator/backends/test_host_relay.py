@@ -171,3 +171,30 @@ def test_a_target_that_is_down_closes_the_client(relay) -> None:
     while r.counts.failed == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert (r.counts.forwarded, r.counts.failed) == (0, 1)
+
+
+def test_an_ipv6_loopback_target_is_forwarded(relay) -> None:
+    """`http://[::1]:PORT` declares a server on the IPv6 loopback: the relay (on IPv4, the
+    bridge's side) forwards to it."""
+    try:
+        srv = socket.socket(socket.AF_INET6)
+        srv.bind(("::1", 0))
+    except OSError:
+        pytest.skip("no IPv6 loopback on this host")
+    srv.listen(1)
+
+    def answer() -> None:
+        conn, _ = srv.accept()
+        conn.recv(100)
+        conn.sendall(b"v6 here")
+        conn.close()
+
+    threading.Thread(target=answer, daemon=True).start()
+    r = HostRelay("127.0.0.1", ("::1", srv.getsockname()[1]), frozenset({GATEWAY}), name="t")
+    relay.append(r)
+    r.start()
+    sock = connect_from(GATEWAY, r.address)
+    sock.sendall(b"hi")
+    assert read_all(sock) == b"v6 here"
+    sock.close()
+    srv.close()
