@@ -114,7 +114,8 @@ def _erp_result(row: dict[str, Any], call_id: str | None, breach_ids: set[int]) 
     return {"source_call_id": call_id, "content": content, "extra": {"erp": erp}}
 
 
-def _breach_ids(result: dict[str, Any]) -> set[int]:
+def breach_audit_ids(result: dict[str, Any]) -> set[int]:
+    """The audit ids the result's breaches cite (`refs.audit_id`, `refs.audit_ids`)."""
     ids: set[int] = set()
     for b in result.get("breaches") or []:
         refs = b.get("refs") if isinstance(b, dict) else None
@@ -376,7 +377,7 @@ def build_trajectory(folder: Path, result: dict[str, Any], *, grading_date: str 
     ledger = sorted(jsonl(folder / "gateway.jsonl"), key=lambda r: int(r.get("seq") or 0))
     transcripts = transcripts if transcripts is not None else read_transcripts(folder, turns)
     requests = _split_by_turn([r for r in audit if r.get("channel") == "api"], turns, windows)
-    breach_ids = _breach_ids(result)
+    breach_ids = breach_audit_ids(result)
     model_system = bool(ledger) or any(t.harness in ("claude-code", "codex") for t in transcripts.values())
     steps = _Steps()
     previous: str | None = None

@@ -8,7 +8,7 @@ from typing import Any
 
 from orchestrator.logs import get_logger
 from orchestrator.trajectory import otel
-from orchestrator.trajectory.build import build_trajectory, jsonl, read_transcripts
+from orchestrator.trajectory.build import breach_audit_ids, build_trajectory, jsonl, read_transcripts, verdict_metadata
 from orchestrator.trajectory.mismatch import TranscriptMismatch, compare
 
 log = get_logger(__name__)
@@ -55,3 +55,25 @@ def record_trajectory_safely(folder: Path, result: dict[str, Any], *, grading_da
     if mismatch is not None:
         log.warning("transcript_mismatch", differences=len(mismatch.differences))
     return digest, mismatch, []
+
+
+def retarget_trajectory(folder: Path, result: dict[str, Any]) -> str | None:
+    """A copied attempt's trajectory under its new result (a rescored label, orchestrator/regrade/):
+    the same steps, the new identity, verdict, checks and breaches in its metadata and the breach
+    marks of its ERP requests recomputed. Returns the new SHA-256, or None without a trajectory."""
+    path = folder / TRAJECTORY_FILE
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    breach_ids = breach_audit_ids(result)
+    for step in doc.get("steps") or []:
+        for res in (step.get("observation") or {}).get("results") or []:
+            erp = (res.get("extra") or {}).get("erp") if isinstance(res, dict) else None
+            if isinstance(erp, dict):
+                erp["breach"] = erp.get("audit_id") in breach_ids
+    doc["session_id"] = doc["trajectory_id"] = str(result.get("attempt_id"))
+    doc["extra"] = verdict_metadata(result)
+    raw = dumps(doc)
+    path.write_bytes(raw)
+    return hashlib.sha256(raw).hexdigest()
