@@ -97,3 +97,16 @@ def test_an_attempt_takes_its_scenarios_conversation_or_refuses(tmp_path: Path) 
         harness_oracle_script(run_of(tmp_path, Cell("claude-code", "payment-run"), tmp_path / "none"), access, claude)
     real = parse_model_access({"providers": {"anthropic": {"base_url": "https://x", "models": ["m"]}}}, "x")
     assert harness_oracle_script(run, real, claude) is None
+
+
+@pytest.mark.parametrize("extra,why", [
+    (["--harness-oracle", "nobody"], "not a command system that calls a model"),
+    (["--harness-oracle", "claude-code", "--faults", "lost-writes"], "on clean scenarios"),
+    (["--systems", "x.yaml"], "only with --harness-oracle"),
+])
+def test_validate_refuses_bad_harness_oracle_input(extra: list[str], why: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from orchestrator.cli import main
+
+    assert main(["validate", "--tasks", "payment-run", *extra]) == 2
+    assert why in capsys.readouterr().err
