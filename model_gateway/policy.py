@@ -16,7 +16,9 @@ Refused, whatever the API:
 - any top-level field, tool type, content block or input item type not listed here. The rule
   is an allowlist, so a provider's next server tool is closed the day it appears.
 
-`store` is forced to false where the API has it (Responses, Chat Completions).
+`store` is forced to false where the API has it (Responses, Chat Completions), and a streamed
+Chat Completions request always asks for its usage (`stream_options.include_usage: true`), so
+every call is metered and counts against the budget; `stream` must be a JSON boolean.
 
 Decision (Anthropic-defined client tools): `bash_*`, `text_editor_*` and `memory_*` are
 schema-less tools the *client* executes (the provider only emits `tool_use`), so they pass like
@@ -148,6 +150,10 @@ def check_request(endpoint: str, doc: dict[str, Any], *, provider_tools: Iterabl
     Responses ids this attempt's gateway relayed (the only `previous_response_id`s accepted).
     """
     families = allowed_families(provider_tools)
+    if doc.get("stream") is not None and not isinstance(doc["stream"], bool):
+        # A lenient server reads "true" or 1 as a stream, the gateway would not (and a chat stream
+        # would then go unmetered): only a JSON boolean is forwarded.
+        raise PolicyRefusal("shape", "stream must be true or false")
     if endpoint in ("messages", "count_tokens"):
         _anthropic(doc, families)
         return Verdict(doc)
@@ -157,10 +163,18 @@ def check_request(endpoint: str, doc: dict[str, Any], *, provider_tools: Iterabl
         _chat(doc, families)
     else:
         raise PolicyRefusal("endpoint", f"endpoint {endpoint!r} has no request policy")
-    if doc.get("store") is False:
-        return Verdict(doc)
-    # Nothing of the attempt is kept on the provider's side (and nothing can be continued later).
-    return Verdict(dict(doc, store=False), changed=True, notes=["store set to false"])
+    out, notes = doc, []
+    if doc.get("store") is not False:
+        # Nothing of the attempt is kept on the provider's side (and nothing can be continued later).
+        out, notes = dict(out, store=False), ["store set to false"]
+    if endpoint == "chat" and doc.get("stream") is True:
+        options = _typed({} if doc.get("stream_options") is None else doc["stream_options"], "stream_options")
+        if options.get("include_usage") is not True:
+            # A Chat Completions stream reports usage only when asked: without it the call would
+            # be unmetered and outside the budget (OpenAI, vLLM, llama.cpp and Ollama alike).
+            out = dict(out, stream_options={**options, "include_usage": True})
+            notes.append("stream_options.include_usage set to true")
+    return Verdict(out, changed=out is not doc, notes=notes)
 
 
 def _fields(doc: dict[str, Any], allowed: frozenset[str], api: str, extra: frozenset[str] = frozenset()) -> None:

@@ -18,6 +18,16 @@ Declared once per campaign (a YAML file, `--model-access FILE`, or the campaign 
                                               # [web_search] (model_gateway.policy.PROVIDER_TOOLS);
                                               # default none. Part of the cell's identity.
 
+A model the user serves on the orchestrator's own host (vLLM, llama.cpp, Ollama: an OpenAI- or
+Anthropic-compatible API) is declared with a loopback `base_url`: `http://localhost:PORT`,
+`http://127.0.0.1:PORT` (any 127.x.y.z) or `http://[::1]:PORT`, `http` only, a key optional (most
+local servers take none). `localhost` is read as 127.0.0.1 and never resolved (no resolver can
+point it elsewhere). In containers the gateway alone reaches exactly that address and port,
+through a relay the orchestrator opens on the egress bridge for the attempt
+(orchestrator/backends/docker/host_relay.py); the host's other ports and addresses stay closed.
+Its models are usually not in the price table: `max_tokens` caps them, `max_cost_usd` only
+with a `prices:` table that lists them.
+
 Instead of `base_url` and a key, a provider may name `fake_script: FILE` (relative to the
 declaring file): the project's fake provider then runs on the attempt's egress side playing that
 scripted conversation (model_gateway.fake_script), and is the gateway's only upstream. This is
@@ -33,6 +43,7 @@ or a log. The agent gets a fresh random virtual key per attempt.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import os
 import secrets
 from pathlib import Path
@@ -72,6 +83,12 @@ class ProviderAccess(BaseModel):
         return value.rstrip("/")
 
     @model_validator(mode="after")
+    def _host_model_over_http(self) -> ProviderAccess:
+        if self.base_url is not None and self.on_host() is not None and urlsplit(self.base_url).scheme != "http":
+            raise ValueError(f"a model on this host's loopback is reached over http, got {self.base_url!r}")
+        return self
+
+    @model_validator(mode="after")
     def _one_key_source(self) -> ProviderAccess:
         if self.key_env and self.key_file:
             raise ValueError("give key_env or key_file, not both")
@@ -92,6 +109,25 @@ class ProviderAccess(BaseModel):
     def host(self) -> str:
         """The upstream host (the egress allowlist of the attempt); empty for the fake provider."""
         return (urlsplit(self.base_url).hostname or "") if self.base_url else ""
+
+    def on_host(self) -> tuple[str, int] | None:
+        """(loopback address, port) when `base_url` names the orchestrator's own host: `localhost`
+        (read as 127.0.0.1, never resolved), a 127.0.0.0/8 address or ::1. None otherwise."""
+        if self.base_url is None:
+            return None
+        parts = urlsplit(self.base_url)
+        host = (parts.hostname or "").lower()
+        if host == "localhost":
+            address = "127.0.0.1"
+        else:
+            try:
+                ip = ipaddress.ip_address(host)
+            except ValueError:
+                return None
+            if not ip.is_loopback:
+                return None
+            address = str(ip)
+        return address, parts.port or (443 if parts.scheme == "https" else 80)
 
     def read_key(self, environ: dict[str, str] | None = None) -> str | None:
         """The real key, read now on the host; None when no source is declared (a keyless fake)."""
@@ -199,7 +235,25 @@ def load_model_access(path: Path) -> ModelAccess:
     for name, p in access.providers.items():
         if p.fake_script is not None and not p.fake_script.is_file():
             raise ModelAccessError(f"{path}: providers.{name}.fake_script: {p.fake_script} is not a file")
+    check_cost_cap(access, str(path))
     return access
+
+
+def check_cost_cap(access: ModelAccess, where: str) -> None:
+    """A cost cap must be able to bind: every declared model needs a price (an open-weight model
+    served on the host usually has none). Raises ModelAccessError naming the unpriced models."""
+    if access.budget.max_cost_usd is None:
+        return
+    from model_gateway.prices import load_prices
+
+    try:
+        table = load_prices(access.prices)
+    except (OSError, ValueError) as exc:
+        raise ModelAccessError(f"{where}: prices: {exc}") from None
+    unpriced = sorted({m for p in access.providers.values() for m in p.models if table.price(m) is None})
+    if unpriced:
+        raise ModelAccessError(f"{where}: budget.max_cost_usd cannot cap {', '.join(unpriced)}: not in the price "
+                               f"table {table.version!r}; list them in a `prices:` table or cap with max_tokens")
 
 
 def new_virtual_key() -> str:

@@ -6,7 +6,8 @@
     usage = run.finish()                # revokes the key, drains the ledger (result.json)
 
 `open` starts (for a `fake_script` or `harness_oracle` provider) the fake provider on the egress
-side, then the gateway, through the sandbox's named-service interface, and tails the ledger into
+side, opens (for a provider on the host's loopback, in containers) the gateway's door to it, then
+starts the gateway, through the sandbox's named-service interface, and tails the ledger into
 `gateway.jsonl`. Keys live in memory and in the gateway's private files only: nothing here
 writes one to the attempt folder. A turn whose every model call failed on the provider's side is
 raised as `ProviderOutage`, an infrastructure error (retried, never scored).
@@ -92,6 +93,8 @@ class ModelRun:
             upstream = access.model_copy(update={"providers": {
                 provider: declared.model_copy(update={"base_url": fake_url, "fake_script": None,
                                                       "harness_oracle": False})}})
+        if not local:
+            upstream = through_host_doors(sandbox, upstream)
         try:
             keys: dict[str, str] = {str(name): key for name, p in upstream.providers.items()
                                     if (key := p.read_key()) is not None}
@@ -240,6 +243,19 @@ def agent_image(run: Any) -> str | None:
         except Exception as exc:  # noqa: BLE001 — ImageBuildError and engine errors alike
             raise InfraError(f"image {image}: {exc}", phase=Phase.SERVICES) from exc
     return image
+
+
+def through_host_doors(sandbox: Any, access: ModelAccess) -> ModelAccess:
+    """The access the gateway is given in containers: each provider the user serves on the host's
+    loopback (`ProviderAccess.on_host`) is reached at the door the sandbox opens for the gateway
+    alone (a relay on the egress bridge's host address: backends/docker/host_relay.py)."""
+    doors = {}
+    for name, p in access.providers.items():
+        target = p.on_host()
+        if target is not None:
+            ip, port = sandbox.open_host_port("egress", GATEWAY, target)
+            doors[name] = p.model_copy(update={"base_url": f"http://{ip}:{port}"})
+    return access.model_copy(update={"providers": {**access.providers, **doors}}) if doors else access
 
 
 def upstream_ips(access: ModelAccess) -> list[str]:

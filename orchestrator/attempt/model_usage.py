@@ -124,11 +124,14 @@ class LedgerStreamer:
 def _sum(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {k: 0 for k in USAGE_FIELDS}
     out["cost_usd"] = 0.0
-    unpriced = 0
+    unpriced = unmetered = 0
     for row in rows:
         if row.get("status") not in FORWARDED:
             continue
         out["requests"] += 1
+        # An answered call whose upstream reported no usage escaped the budget (a local server
+        # that never reports it): counted so the record shows it. count_tokens is never billed.
+        unmetered += int(row["status"] == "ok" and not row.get("reported") and row.get("endpoint") != "count_tokens")
         for key in USAGE_FIELDS[1:6]:
             out[key] += int(row.get(key) or 0)
         if row.get("cost_usd") is None:
@@ -137,6 +140,8 @@ def _sum(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
             out["cost_usd"] = round(out["cost_usd"] + float(row["cost_usd"]), 8)
     if unpriced:
         out["unpriced_requests"] = unpriced
+    if unmetered:
+        out["unmetered_requests"] = unmetered
     return out
 
 

@@ -19,7 +19,13 @@ for IPv4 and (when the host has IPv6) IPv6:
                                                                          host address
 
 Traffic between containers on the bridge and forwarded traffic (the gateway's upstream calls)
-never passes INPUT, so it is unaffected. Each rule carries the comment `tag()`, which names the
+never passes INPUT, so it is unaffected. One door may be opened on purpose (`open_port`): a
+model server the user runs on the host's loopback, reached through a relay on the bridge's host
+address (host_relay.py), admits the gateway's address to that one port and nothing else:
+
+    -s <gateway>/32 -d <bridge address>/32 -p tcp --dport <port> -i <bridge> -j ACCEPT
+    -d <bridge address>/32 -p tcp --dport <port> -j DROP                 from any other source
+                                                                         or interface Each rule carries the comment `tag()`, which names the
 network (hence the attempt) and a hash of the campaign, so `orchestrate reap` finds rules whose
 network is gone (`list_tagged_rules`, `TaggedRule.delete`).
 
@@ -200,6 +206,48 @@ class HostFirewall:
         except FirewallError:
             self.remove()
             raise
+
+    def opening_specs(self, source: str, dest: str, port: int) -> list[list[str]]:
+        """The rules of one opening (`open_port`), in chain order: the ACCEPT above the DROP."""
+        comment = ["-m", "comment", "--comment", self.tag]
+        match = ["-d", f"{dest}/32", "-p", "tcp", "-m", "tcp", "--dport", str(port)]
+        return [
+            ["-s", f"{source}/32", *match, "-i", self.bridge, *comment, "-j", "ACCEPT"],
+            [*match, *comment, "-j", "DROP"],
+        ]
+
+    def open_port(self, source: str, dest: str, port: int) -> None:
+        """Admit new TCP connections from `source` (a container on this bridge) to the host's
+        `dest`:`port` (this bridge's host address), and drop every other packet to that port,
+        whichever interface it arrives on (another bridge, docker0, the host's own): one door
+        for one client (host_relay.py). IPv4 only (the attempt networks have no IPv6). The rules
+        carry this network's tag, so they go with the others (`remove`, `orchestrate reap`).
+        On any failure what was put is removed and FirewallError is raised."""
+        specs = self.opening_specs(source, dest, port)
+        try:
+            for spec in reversed(specs):  # the DROP first, then the ACCEPT above it
+                proc = _run("iptables", ["-I", CHAIN, "1", *spec])
+                if proc.returncode != 0:
+                    raise FirewallError(f"iptables -I {CHAIN} ({self.bridge} port {port}): {proc.stderr.strip()}",
+                                        phase=Phase.SERVICES)
+            proc = _run("iptables", ["-S", CHAIN])
+            mine = [sorted(r.spec) for r in _parse_rules("iptables", proc.stdout) if r.network == self.network]
+            if proc.returncode != 0 or any(sorted(spec) not in mine for spec in specs):
+                raise FirewallError(f"iptables: the opening of {dest}:{port} on {self.bridge} is not as installed",
+                                    phase=Phase.SERVICES)
+        except FirewallError:
+            self.close_port(source, dest, port)
+            raise
+
+    def close_port(self, source: str, dest: str, port: int) -> list[str]:
+        """Delete the rules of one opening; return problems (a rule already gone is none)."""
+        problems: list[str] = []
+        for spec in self.opening_specs(source, dest, port):
+            try:
+                TaggedRule("iptables", self.network, campaign_key(self.campaign), tuple(spec)).delete()
+            except FirewallError as exc:
+                problems.append(str(exc))
+        return problems
 
     def _check(self) -> None:
         want = [[*spec] for spec in self.rule_specs()]

@@ -52,6 +52,7 @@ from orchestrator.backends.docker.containers import (
     uid_gid,
 )
 from orchestrator.backends.docker.firewall import BRIDGE_NAME_OPTION, HostFirewall, remove_networks
+from orchestrator.backends.docker.host_relay import HostDoor, open_host_door
 from orchestrator.backends.docker.limits import limit_client, process_limiter
 from orchestrator.backends.docker.reaper import reap
 from orchestrator.backends.docker.turns import DockerTurns, TurnHost
@@ -218,6 +219,7 @@ class DockerSandbox(Sandbox):
         self.networks: dict[str, Any] = {}
         self.blocks: dict[str, Block] = {}
         self.firewalls: dict[str, HostFirewall] = {}  # network role -> its host INPUT rules
+        self.doors: list[HostDoor] = []  # relays to host loopback ports (host_relay.py)
         self.volumes: dict[str, Any] = {}
         self.containers: dict[str, Any] = {}  # role -> container (each service by name, netns, helper, turn-<n>)
         self._followers: list[LogFollower] = []
@@ -273,6 +275,21 @@ class DockerSandbox(Sandbox):
                 wall.install()
                 self.firewalls[role] = wall
         return self.networks[role]
+
+    def open_host_port(self, network: str, client: str, target: tuple[str, int]) -> tuple[str, int]:
+        """Let service `client` (its fixed address on `network`) alone reach `target`, a port on
+        the host's loopback: a relay on the network's host address and one firewall opening
+        (host_relay.py), closed at teardown. Returns the (address, port) `client` connects to."""
+        self.ensure_network(network)
+        wall = self.firewalls.get(network)
+        offset = self.backend.topology.addresses.get(client)
+        if wall is None or offset is None:
+            raise ServiceSpecError(f"no host port is opened for {client!r} on {network!r}: the network has no "
+                                   "host firewall or the service no fixed address")
+        block = self.blocks[network]
+        door = open_host_door(wall, block.gateway, block.host(offset), target, name=f"{self.prefix}-{client}-relay")
+        self.doors.append(door)
+        return door.relay.address
 
     def _create_volume(self, role: str, quota_bytes: int | None = None, owner: tuple[int, int] = (0, 0)) -> Any:
         opts = tmpfs_volume_options(quota_bytes, uid=owner[0], gid=owner[1]) if quota_bytes else None
@@ -509,6 +526,8 @@ class DockerSandbox(Sandbox):
         for role in list(self.volumes):
             if p := self._remove_volume(role):
                 problems.append(p)
+        while self.doors:
+            problems += self.doors.pop().close()
         problems += self._remove_networks()
         return problems
 
