@@ -88,6 +88,7 @@ def systems_identity(cells: list[Cell], systems_file: str | None, model_access: 
         raise CampaignSpecError(f"systems: {systems_file}: {exc}") from None
     defined.update({k: v for k, v in BUILTIN_SYSTEMS.items() if k in commands})
     dump: dict[str, Any] = {k: v.model_dump(mode="json") for k, v in defined.items()}
+    models: dict[str, str] = {}  # the model each model-calling system runs
     if any(defined[n].calls_model for n in commands if n in defined):
         # The upstream, models and budget are part of what a model-calling system is (never the key).
         from orchestrator.model_access import ModelAccessError, load_model_access
@@ -99,6 +100,8 @@ def systems_identity(cells: list[Cell], systems_file: str | None, model_access: 
             for provider in loaded.providers.values():
                 provider.read_key()  # a key source that gives nothing is refused now, not per attempt
             access = loaded.identity()
+            models = {n: loaded.model_for(s.model.provider, s.model.model) for n, s in defined.items()
+                      if n in commands and s.model is not None}
         except ModelAccessError as exc:
             raise CampaignSpecError(f"model_access: {exc}") from None
         dump = {k: dict(v, model_access=access) if defined[k].calls_model else v for k, v in dump.items()}
@@ -110,7 +113,16 @@ def systems_identity(cells: list[Cell], systems_file: str | None, model_access: 
         tools = (dump[name].get("model_access") or {}).get("provider_tools")
         if tools:  # a provider tool allowed on purpose labels the system's cells (never pooled)
             out[name]["provider_tools"] = list(tools)
+        out[name]["adapter"] = declared_adapter(defined[name], models.get(name))
     return out
+
+
+def declared_adapter(system: Any, model: str | None) -> dict[str, Any]:
+    """A command system's harness, its version, model, reasoning effort and limits, as the
+    campaign declares them (the summary's and the report's `adapter`; each turn records its own)."""
+    from orchestrator.attempt.adapter_record import adapter_settings
+
+    return adapter_settings(system, model, None).model_dump(mode="json", exclude={"notes", "turn_timeout_s"})
 
 
 def _result_dict(value: Any) -> dict[str, Any]:
