@@ -62,7 +62,7 @@ def _load_inputs(ident: AttemptIdentity) -> tuple[Any, Any]:
 
 
 def _task_info(slugs: list[str]) -> dict[str, Any]:
-    from orchestrator.campaign.runtime import task_info
+    from orchestrator.attempt.inputs import task_info
 
     return task_info(slugs)
 
