@@ -22,6 +22,8 @@ COMMAND_MODULES = [
     "campaign",
     "validate",
     "export",
+    "regrade",
+    "review",
     "report",
     "publish",
     "reap",

@@ -259,6 +259,14 @@ def aggregate(lines: list[dict[str, Any]], reps: int, planned: Iterable[Instance
     }
 
 
+def _rescoring(declaration: dict[str, Any]) -> dict[str, Any] | None:
+    """Where a rescored label's verdicts came from (None for a campaign that ran its attempts)."""
+    origin = declaration.get("rescoring")
+    if not isinstance(origin, dict):
+        return None
+    return {k: origin.get(k) for k in ("source_label", "source_ledger_sha256", "source_declaration_sha256")}
+
+
 def _p90_function(convention: str | None) -> Any:
     """The p90 function of a declared convention (None: the one new summaries declare)."""
     if convention is None:
@@ -379,6 +387,8 @@ def compute_summary(lines: list[dict[str, Any]], declaration: dict[str, Any], *,
         "seeds": seeds,
         "reps": reps,
         "conditions": declaration.get("conditions"),
+        # A rescoring (orchestrator/regrade/) says so wherever its numbers are read.
+        "rescoring": _rescoring(declaration),
         "conventions": {**CONVENTIONS, "p90": p90_text},
         "matrix": {"planned": planned, "present": len(lines), "complete": len(lines) == planned},
         # Counts only, per condition: rates are never pooled across cells or conditions.

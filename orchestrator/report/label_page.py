@@ -17,9 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.identity import AttemptIdentity
+from orchestrator.regrade.delta import DELTA_FILE
 from orchestrator.report.attempt_page import render_attempt_page, verdict_text
 from orchestrator.report.charts import CSS, count_chart, esc, pct, plain, rate_chart, turn_time_chart
 from orchestrator.report.checks import per_check_view
+from orchestrator.report.rescoring import banner, delta_view
+from orchestrator.report.review import review_view
 from orchestrator.report.statistics import (
     comparisons_table,
     denominator_text,
@@ -27,6 +30,7 @@ from orchestrator.report.statistics import (
     times_table,
     totals_table,
 )
+from orchestrator.review.decisions import REVIEWS_FILE, failed_checks, read_decisions, review_summary
 
 PAGES_DIR = "report_files"  # attempt pages, beside report.html ("Save page" convention)
 
@@ -114,8 +118,10 @@ def attempts_table(lines: list[dict[str, Any]], pages: str | None) -> str:
 
 
 def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any]], provenance: dict[str, Any] | None,
-                  *, pages: str | None = None) -> str:
-    """The report's HTML text; `pages` is the folder (relative to it) holding the attempt pages."""
+                  *, pages: str | None = None, delta: dict[str, Any] | None = None,
+                  review: dict[str, Any] | None = None) -> str:
+    """The report's HTML text; `pages` is the folder (relative to it) holding the attempt pages;
+    `delta` the delta.json of a rescored label; `review` its failure review's summary."""
     cells = summary.get("cells", {})
     prov = provenance or {}
     project = prov.get("project") or {}
@@ -123,7 +129,8 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
     out = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>Campaign {esc(label)}</title><style>{CSS}</style></head><body>",
-        f"<h1>Campaign {esc(label)}</h1>",
+        f"<h1>{'Rescoring' if summary.get('rescoring') else 'Campaign'} {esc(label)}</h1>",
+        banner(summary.get("rescoring")),
         "<p class='meta'>"
         f"backend <b>{esc(summary.get('backend'))}</b>, isolation <b>{esc(summary.get('isolation'))}</b>; "
         f"seeds {esc(summary.get('seeds'))}, {esc(summary.get('reps'))} repetition(s); "
@@ -135,6 +142,8 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
         + "</p>",
     ]
 
+    out.append(delta_view(delta))
+    out.append(review_view(review))
     out.append("<h2>Cells</h2>" + cells_table(cells))
     totals = summary.get("totals") or {}
     if totals and all(isinstance(t, dict) for t in totals.values()):
@@ -287,5 +296,11 @@ def write_report(runs_root: Path, label: str, out: Path | None = None, *, title:
         page = render_attempt_page(folder, ln, label=title or label, index_href=f"../{target.name}",
                                    projections_of=projections[ident["task"]])
         (pages / page_name(ln["attempt_id"])).write_text(page, encoding="utf-8")
-    target.write_text(render_report(title or label, summary, lines, provenance, pages=PAGES_DIR), encoding="utf-8")
+    delta_path = root / DELTA_FILE  # a rescored label's (orchestrator/regrade/)
+    delta = json.loads(delta_path.read_text()) if delta_path.is_file() else None
+    review = None
+    if (root / REVIEWS_FILE).is_file():
+        review = review_summary(failed_checks(runs_root, label), read_decisions(root))
+    target.write_text(render_report(title or label, summary, lines, provenance, pages=PAGES_DIR, delta=delta,
+                                    review=review), encoding="utf-8")
     return target
