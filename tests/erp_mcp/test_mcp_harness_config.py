@@ -151,4 +151,4 @@ def test_the_codex_harness_writes_the_table_into_its_config(tmp_path: Path, inte
         assert "mcp_servers" not in doc
         return
     assert doc["mcp_servers"] == {"bb-erp": {"url": URL, "http_headers": {"Authorization": f"Bearer {TOKEN}"},
-                                             "startup_timeout_sec": 60}}
+                                             "startup_timeout_sec": 60, "required": True}}
