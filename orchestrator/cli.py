@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "validate",
     "export",
     "regrade",
+    "review",
     "report",
     "publish",
     "reap",

@@ -117,6 +117,7 @@ COMMANDS: tuple[CommandExits, ...] = (
                  ("no-such-label", "--runs-root", "{tmp}")),
     CommandExits("regrade", (_F.OK, _F.BAD_INPUT, _F.INTERRUPTED), "no",
                  ("no-such-label", "--as", "new-label", "--runs-root", "{tmp}")),
+    CommandExits("review", (_F.OK, _F.BAD_INPUT, _F.INTERRUPTED), "no", ("no-such-label", "--list", "--runs-root", "{tmp}")),
     CommandExits("report", (_F.OK, _F.BAD_INPUT, _F.INTERRUPTED), "no", ("no-such-label", "--runs-root", "{tmp}")),
     CommandExits("handbook", (_F.OK, _F.CHECK_FAILED, _F.BAD_INPUT, _F.INTERRUPTED), "no", ("check", "no-such-task")),
     CommandExits("publish", (_F.OK, _F.BAD_INPUT, _F.INTERRUPTED), "no",

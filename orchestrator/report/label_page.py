@@ -22,6 +22,7 @@ from orchestrator.report.attempt_page import render_attempt_page, verdict_text
 from orchestrator.report.charts import CSS, count_chart, esc, pct, plain, rate_chart, turn_time_chart
 from orchestrator.report.checks import per_check_view
 from orchestrator.report.rescoring import banner, delta_view
+from orchestrator.report.review import review_view
 from orchestrator.report.statistics import (
     comparisons_table,
     denominator_text,
@@ -29,6 +30,7 @@ from orchestrator.report.statistics import (
     times_table,
     totals_table,
 )
+from orchestrator.review.decisions import REVIEWS_FILE, failed_checks, read_decisions, review_summary
 
 PAGES_DIR = "report_files"  # attempt pages, beside report.html ("Save page" convention)
 
@@ -116,9 +118,10 @@ def attempts_table(lines: list[dict[str, Any]], pages: str | None) -> str:
 
 
 def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any]], provenance: dict[str, Any] | None,
-                  *, pages: str | None = None, delta: dict[str, Any] | None = None) -> str:
+                  *, pages: str | None = None, delta: dict[str, Any] | None = None,
+                  review: dict[str, Any] | None = None) -> str:
     """The report's HTML text; `pages` is the folder (relative to it) holding the attempt pages;
-    `delta` the delta.json of a rescored label."""
+    `delta` the delta.json of a rescored label; `review` its failure review's summary."""
     cells = summary.get("cells", {})
     prov = provenance or {}
     project = prov.get("project") or {}
@@ -140,6 +143,7 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
     ]
 
     out.append(delta_view(delta))
+    out.append(review_view(review))
     out.append("<h2>Cells</h2>" + cells_table(cells))
     totals = summary.get("totals") or {}
     if totals and all(isinstance(t, dict) for t in totals.values()):
@@ -294,6 +298,9 @@ def write_report(runs_root: Path, label: str, out: Path | None = None, *, title:
         (pages / page_name(ln["attempt_id"])).write_text(page, encoding="utf-8")
     delta_path = root / DELTA_FILE  # a rescored label's (orchestrator/regrade/)
     delta = json.loads(delta_path.read_text()) if delta_path.is_file() else None
-    target.write_text(render_report(title or label, summary, lines, provenance, pages=PAGES_DIR, delta=delta),
-                      encoding="utf-8")
+    review = None
+    if (root / REVIEWS_FILE).is_file():
+        review = review_summary(failed_checks(runs_root, label), read_decisions(root))
+    target.write_text(render_report(title or label, summary, lines, provenance, pages=PAGES_DIR, delta=delta,
+                                    review=review), encoding="utf-8")
     return target

@@ -84,8 +84,8 @@ def test_gateway_usage_in_turns_and_result(local, tmp_path) -> None:
     assert turns[0]["agent_usage"] == {"requests": 1, "output_tokens": 30}  # the cross-check
     assert rec["usage"]["requests"] == 2 and rec["usage"]["output_tokens"] == 60
     assert rec["usage"]["cost_usd"] == pytest.approx(2 * (900 * 1 + 100 * 0.1 + 30 * 10) / 1e6)
-    ledger = lines(result.paths.root / "gateway.jsonl")
-    assert [(r["turn"], r["status"]) for r in ledger] == [(1, "ok"), (2, "ok")]
+    rows = lines(result.paths.root / "gateway.jsonl")
+    assert [(r["turn"], r["status"]) for r in rows] == [(1, "ok"), (2, "ok")]
     assert "pbv-" not in "".join(f.read_text(errors="replace") for f in result.paths.root.rglob("*.json*"))
 
 
@@ -111,13 +111,13 @@ def test_provider_outage_is_infra_error(local, tmp_path) -> None:
 def test_model_access_required_before_anything_runs(tmp_path) -> None:
     """`orchestrate attempt|campaign` refuse a model-calling system without model access (bad
     input, before any attempt); with it, the access is part of the system's identity."""
-    from orchestrator.campaign.runtime import systems_identity
-    from orchestrator.campaign.spec import CampaignSpecError
+    from orchestrator.attempt.inputs import systems_identity
     from orchestrator.cells import parse_cell
+    from orchestrator.errors import ConfigError
 
     systems, access = setup(tmp_path, {"steps": []})
     cells = [parse_cell("tiny-model-agent:payment-run")]
-    with pytest.raises(CampaignSpecError, match="--model-access"):
+    with pytest.raises(ConfigError, match="--model-access"):
         systems_identity(cells, str(systems), None)
     first = systems_identity(cells, str(systems), str(access))["tiny-model-agent"]["sha256"]
     access.write_text(access.read_text().replace("fake-claude", "fake-claude-2"))
