@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "validate",
     "export",
     "report",
+    "review",
     "publish",
     "reap",
     "handbook",

@@ -116,6 +116,7 @@ COMMANDS: tuple[CommandExits, ...] = (
     CommandExits("export --verify", (_F.OK, _F.CHECK_FAILED, _F.BAD_INPUT, _F.INTERRUPTED), "no",
                  ("no-such-label", "--runs-root", "{tmp}")),
     CommandExits("report", (_F.OK, _F.BAD_INPUT, _F.INTERRUPTED), "no", ("no-such-label", "--runs-root", "{tmp}")),
+    CommandExits("review", (_F.OK, _F.BAD_INPUT, _F.INTERRUPTED), "no", ("no-such-label", "--runs-root", "{tmp}")),
     CommandExits("handbook", (_F.OK, _F.CHECK_FAILED, _F.BAD_INPUT, _F.INTERRUPTED), "no", ("check", "no-such-task")),
     CommandExits("publish", (_F.OK, _F.BAD_INPUT, _F.INTERRUPTED), "no",
                  ("no-such-label", "--out", "{tmp}/bundle", "--runs-root", "{tmp}")),

@@ -20,6 +20,7 @@ from orchestrator.identity import AttemptIdentity
 from orchestrator.report.attempt_page import render_attempt_page, verdict_text
 from orchestrator.report.charts import CSS, count_chart, esc, pct, plain, rate_chart, turn_time_chart
 from orchestrator.report.checks import per_check_view
+from orchestrator.report.review_view import attempt_decisions, review_section
 from orchestrator.report.statistics import (
     comparisons_table,
     denominator_text,
@@ -27,6 +28,8 @@ from orchestrator.report.statistics import (
     times_table,
     totals_table,
 )
+from orchestrator.review.decisions import Decision, ReviewError
+from orchestrator.review.decisions import read as read_decisions
 
 PAGES_DIR = "report_files"  # attempt pages, beside report.html ("Save page" convention)
 
@@ -114,8 +117,9 @@ def attempts_table(lines: list[dict[str, Any]], pages: str | None) -> str:
 
 
 def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any]], provenance: dict[str, Any] | None,
-                  *, pages: str | None = None) -> str:
-    """The report's HTML text; `pages` is the folder (relative to it) holding the attempt pages."""
+                  *, pages: str | None = None, review: str = "") -> str:
+    """The report's HTML text; `pages` is the folder (relative to it) holding the attempt pages;
+    `review` the failure review's section (orchestrator/report/review_view.py)."""
     cells = summary.get("cells", {})
     prov = provenance or {}
     project = prov.get("project") or {}
@@ -238,6 +242,8 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
             )
         out.append("</table>")
 
+    if review:
+        out.append("<h2 id='review'>Failure review: agent wrong or task wrong</h2>" + review)
     out.append("<h2>Attempts</h2>" + attempts_table(lines, pages))
 
     conv = summary.get("conventions", {})
@@ -278,6 +284,7 @@ def write_report(runs_root: Path, label: str, out: Path | None = None, *, title:
     target = out or root / "report.html"
     pages = target.parent / PAGES_DIR
     pages.mkdir(parents=True, exist_ok=True)
+    decisions, problem = _decisions(root)
     projections: dict[str, dict[str, str]] = {}
     for ln in lines:
         ident = ln["identity"]
@@ -285,7 +292,19 @@ def write_report(runs_root: Path, label: str, out: Path | None = None, *, title:
         if ident["task"] not in projections:
             projections[ident["task"]] = check_projections(ident["task"])
         page = render_attempt_page(folder, ln, label=title or label, index_href=f"../{target.name}",
-                                   projections_of=projections[ident["task"]])
+                                   projections_of=projections[ident["task"]],
+                                   review=attempt_decisions(title or label, ln, decisions))
         (pages / page_name(ln["attempt_id"])).write_text(page, encoding="utf-8")
-    target.write_text(render_report(title or label, summary, lines, provenance, pages=PAGES_DIR), encoding="utf-8")
+    review = review_section(title or label, lines, decisions, pages=PAGES_DIR, problem=problem)
+    target.write_text(render_report(title or label, summary, lines, provenance, pages=PAGES_DIR, review=review),
+                      encoding="utf-8")
     return target
+
+
+def _decisions(root: Path) -> tuple[list[Decision], str]:
+    """The label's review decisions, and the reason when its file cannot be read (shown, not fatal:
+    `export --verify` reports the file's problems)."""
+    try:
+        return read_decisions(root), ""
+    except ReviewError as exc:
+        return [], str(exc)
