@@ -32,7 +32,7 @@ lint: venv
 
 # CI's test run (kept under 30 minutes on 2 cores): everything but the tests marked `heavy`.
 test: lint images
-	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest -m "not heavy"
+	TESTCONTAINERS_RYUK_DISABLED=true $(BIN)/pytest -m "not heavy" --durations=40
 
 # The multi-minute end-to-end tests left out of `make test` (browser, Ray cluster, ...).
 test-heavy: venv images

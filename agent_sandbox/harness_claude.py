@@ -27,7 +27,9 @@ import subprocess
 import sys
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
+from agent_sandbox.adapter_limits import read_limits
 from agent_sandbox.mcp_config import claude_mcp_args
 
 REQUIRED_ENV = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "PB_MODEL", "HOME")
@@ -49,6 +51,10 @@ EXIT_SETUP = 125
 # provider-executed tools anyway (model_gateway.policy); this keeps an honest agent from
 # tripping over it every turn.
 DISALLOWED_TOOLS = ("WebSearch", "WebFetch")
+# What this adapter always sets, whatever the system declares: recorded beside the declared
+# limits on every turn (orchestrator/attempt/adapter_record.py).
+FIXED_SETTINGS = {"permission_mode": "bypassPermissions", "output_format": "json"}
+TOOLS_DENIED = DISALLOWED_TOOLS
 
 
 def prepare_home(home: Path) -> None:
@@ -65,10 +71,24 @@ def prepare_home(home: Path) -> None:
     (settings_dir / "settings.json").write_text(json.dumps(settings, indent=1) + "\n", encoding="utf-8")
 
 
-def claude_argv(binary: str, prompt: str, model: str) -> list[str]:
-    """The one command line of a turn."""
-    return [binary, "-p", prompt, "--output-format", "json", "--dangerously-skip-permissions",
-            "--disallowedTools", ",".join(DISALLOWED_TOOLS), "--model", model]
+def claude_argv(binary: str, prompt: str, model: str, limits: dict[str, Any] | None = None) -> list[str]:
+    """The one command line of a turn, with the declared limits (adapter_limits.py) applied."""
+    limits = limits or {}
+    denied = [*DISALLOWED_TOOLS, *(t for t in limits.get("tools_denied") or () if t not in DISALLOWED_TOOLS)]
+    argv = [binary, "-p", prompt, "--output-format", "json", "--dangerously-skip-permissions",
+            "--disallowedTools", ",".join(denied), "--model", model]
+    if limits.get("tools_allowed") is not None:
+        argv += ["--allowedTools", ",".join(limits["tools_allowed"])]
+    if limits.get("max_turns") is not None:
+        argv += ["--max-turns", str(int(limits["max_turns"]))]
+    return argv
+
+
+def limits_env(limits: dict[str, Any]) -> dict[str, str]:
+    """The environment that carries a declared limit Claude Code reads from there."""
+    if limits.get("max_output_tokens") is None:
+        return {}
+    return {"CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(int(limits["max_output_tokens"]))}
 
 
 def copy_session_logs(home: Path, out_dir: Path) -> None:
@@ -101,11 +121,16 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"harness_claude: cannot read the prompt: {exc}", file=sys.stderr)
         return EXIT_SETUP
+    try:
+        limits = read_limits()
+    except ValueError as exc:
+        print(f"harness_claude: {exc}", file=sys.stderr)
+        return EXIT_SETUP
     home = Path(os.environ["HOME"])
     prepare_home(home)
-    env = dict(os.environ, **QUIET_ENV)
+    env = dict(os.environ, **QUIET_ENV, **limits_env(limits))
     binary = shutil.which(args.bin) or args.bin
-    argv = claude_argv(binary, prompt, env["PB_MODEL"]) + claude_mcp_args(home, env)  # an mcp cell's MCP server
+    argv = claude_argv(binary, prompt, env["PB_MODEL"], limits) + claude_mcp_args(home, env)  # an mcp cell's MCP server
     try:
         proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL)
     except FileNotFoundError:

@@ -19,6 +19,8 @@ A systems file looks like this (see `examples/systems.yaml`):
         image: null                       # default: the agent image; a tag, or a project
                                           # image role such as `agent-claude`
         usage: codex-jsonl                # an extractor of agent_sandbox.usage
+        limits: {reasoning_effort: high}  # what the harness adapter applies (adapter_limits.py;
+                                          # only with a built-in harness that applies them)
         model:                            # the system calls a model: the attempt gets a gateway
           provider: anthropic             # anthropic | openai (which provider API it speaks)
           model: claude-sonnet-4-5        # the default model (a campaign may name another)
@@ -27,8 +29,9 @@ A systems file looks like this (see `examples/systems.yaml`):
           base_path: ""                   # e.g. "/v1" for clients that want the API root
 
 Built-in command systems (`BUILTIN_SYSTEMS`, no systems file needed): `claude-code` (Claude
-Code's CLI in the `agent-claude` image) and `codex` (Codex CLI; its binary is the user's, given
-through `image` or `mounts` in a systems file entry that extends it, see the README).
+Code's CLI in the `agent-claude` image) and `codex` (the Codex CLI in the `agent-codex` image,
+both taken out of pinned PyPI wheels; a systems file entry that `extends` one may give another
+`image` or `mounts`).
 
 This module is used on the host (it needs pydantic); the sandbox side reads the rendered
 `system.json` (contracts §8) without it.
@@ -36,6 +39,7 @@ This module is used on the host (it needs pydantic); the sandbox side reads the 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
@@ -44,6 +48,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from agent_sandbox.adapter_limits import LIMITS_ENV, SUPPORTED, harness_module
 from agent_sandbox.argv_template import check_template
 from agent_sandbox.usage import EXTRACTORS
 
@@ -52,7 +57,9 @@ NEG_PREFIX = "neg:"
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Set by the harness itself for every turn; a system must not override them.
-RESERVED_ENV = frozenset({"ERP_URL", "ERP_TOKEN", "HOME", "WORKSPACE", "TURN_BUDGET_S", "PATH"})
+RESERVED_ENV = frozenset({"ERP_URL", "ERP_TOKEN", "HOME", "WORKSPACE", "TURN_BUDGET_S", "PATH", LIMITS_ENV})
+EFFORT_RE = re.compile(r"^[a-z]{3,16}$")
+TOOL_RE = re.compile(r"^[A-Za-z0-9_.:*()/ -]{1,128}$")
 
 
 class SystemsFileError(ValueError):
@@ -114,6 +121,38 @@ class ModelUse(BaseModel):
                 self.model_env: model or self.model}
 
 
+class AdapterLimits(BaseModel):
+    """Limits the harness adapter applies to its CLI (agent_sandbox/adapter_limits.py); unset
+    ones keep the CLI's own default. Part of the system's definition, so of the cell's identity."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    reasoning_effort: str | None = Field(default=None, description="e.g. low, medium, high, xhigh")
+    max_turns: int | None = Field(default=None, ge=1, le=10_000)
+    max_output_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
+    tools_allowed: tuple[str, ...] | None = None
+    tools_denied: tuple[str, ...] = ()
+
+    @field_validator("reasoning_effort")
+    @classmethod
+    def _effort(cls, value: str | None) -> str | None:
+        if value is not None and not EFFORT_RE.match(value):
+            raise ValueError(f"reasoning_effort {value!r}: a lower-case word such as low, medium, high")
+        return value
+
+    @field_validator("tools_allowed", "tools_denied")
+    @classmethod
+    def _tools(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        for name in value or ():
+            if not TOOL_RE.match(name):
+                raise ValueError(f"tool {name!r}: letters, digits and _ . : * ( ) / - or space only")
+        return value
+
+    def declared(self) -> dict[str, Any]:
+        """The limits set, by name (what the turn gets in PB_ADAPTER_LIMITS)."""
+        return self.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+
+
 class SystemSpec(BaseModel):
     """A command system: how to start one agent session for one turn."""
 
@@ -128,6 +167,7 @@ class SystemSpec(BaseModel):
     image: str | None = None
     usage: str | None = Field(default=None, description="usage extractor name (agent_sandbox.usage.EXTRACTORS)")
     model: ModelUse | None = Field(default=None, description="set when the system calls a model provider")
+    limits: AdapterLimits = Field(default_factory=AdapterLimits, description="applied by the harness adapter")
     description: str | None = None
 
     @field_validator("name")
@@ -180,6 +220,13 @@ class SystemSpec(BaseModel):
             if clash:
                 raise ValueError(f"{', '.join(sorted(clash))} set by the model gateway for every turn; "
                                  "remove it from env/set_env")
+        declared = set(self.limits.declared())
+        if declared:  # only a limit the harness applies may be declared, so a recorded one was applied
+            module = harness_module(self.argv)
+            unapplied = sorted(declared - SUPPORTED.get(module or "", frozenset()))
+            if unapplied:
+                runs = f"its harness {module}" if module else "a command that is not a harness adapter"
+                raise ValueError(f"limits: {', '.join(unapplied)} cannot be applied by {runs}")
         return self
 
     @property
@@ -194,6 +241,8 @@ class SystemSpec(BaseModel):
         """
         env = {name: host_env[name] for name in self.env if name in host_env}
         env.update(self.set_env)
+        if self.limits.declared():
+            env[LIMITS_ENV] = json.dumps(self.limits.declared(), sort_keys=True)
         out: dict[str, Any] = {"kind": "command", "name": self.name, "argv": list(self.argv), "env": env}
         if self.usage:
             out["usage"] = self.usage
@@ -276,7 +325,7 @@ def load_systems(path: str | Path) -> dict[str, SystemSpec]:
             raise SystemsFileError(f"{where}.argv: give a list of words, not one string")
         mounts = data.get("mounts")
         if mounts is not None:
-            if not isinstance(mounts, list):
+            if not isinstance(mounts, (list, tuple)):  # a tuple: inherited through `extends`
                 raise SystemsFileError(f"{where}.mounts: expected a list")
             try:
                 data["mounts"] = [_parse_mount(m, path.parent) for m in mounts]
@@ -306,8 +355,9 @@ BUILTIN_SYSTEMS: dict[str, SystemSpec] = {
     ),
     "codex": SystemSpec(
         name="codex",
-        description="Codex CLI (codex exec --json) through the gateway's Responses API; binary supplied by the user",
+        description="Codex CLI (codex exec --json) through the attempt's model gateway (Responses API)",
         argv=(*_HARNESS, "agent_sandbox.harness_codex", "--prompt-file", "{prompt_file}", "--out-dir", "{out_dir}"),
+        image="agent-codex",
         usage="codex-jsonl",
         model=ModelUse(provider="openai", model="gpt-5-codex", base_url_env="OPENAI_BASE_URL",
                        key_env="OPENAI_API_KEY", base_path="/v1"),

@@ -109,17 +109,18 @@ def ray_executor(address: str, label: str, task: str, scenarios):
     """A Ray executor for the bench's campaign (the label's sources and task as the command declares them)."""
     import docker
 
-    from orchestrator.campaign import runtime
+    from orchestrator.attempt.inputs import task_info
     from orchestrator.campaign.executor_ray import RayExecutor
     from orchestrator.campaign.sources import label_sources
 
     return RayExecutor(address=address, label=label, backend="docker", sources=label_sources(),
-                       tasks=runtime.task_info([task]), scenarios={(task, 0): scenarios.get(task, 0)},
+                       tasks=task_info([task]), scenarios={(task, 0): scenarios.get(task, 0)},
                        turn_timeout_s=None, engine=docker.from_env(version="1.41"))
 
 
 def run_level(concurrency: int, attempts: int, task: str, runs_root: Path, scenarios, client,
               ray_address: str | None = None) -> dict:
+    from orchestrator.attempt.inputs import task_info
     from orchestrator.campaign import runtime
     from orchestrator.campaign.declaration import plan_attempts
     from orchestrator.campaign.limits import EngineLimits
@@ -132,9 +133,9 @@ def run_level(concurrency: int, attempts: int, task: str, runs_root: Path, scena
     limits = EngineLimits.for_concurrency(concurrency)
     backend = runtime.limited_backend("docker", config, limits)
     runtime.prepare_backend(backend)
-    version = runtime.task_info([task])[task]["version"]
+    version = task_info([task])[task]["version"]
     plan = plan_attempts([Cell("oracle", task)], [0], attempts, {task: version})
-    runner = runtime.make_runner(backend=backend, runs_root=runs_root, label=label, turn_timeout_s=None,
+    runner = runtime.make_job(backend=backend, runs_root=runs_root, label=label, turn_timeout_s=None,
                                  systems_file=None, config=config, scenarios=scenarios)
     executor = None
     if ray_address is not None:  # the same attempts, each a Ray task on a node of the cluster

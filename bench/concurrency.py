@@ -98,6 +98,7 @@ def most_at_once(windows: list[tuple[float, float]]) -> int:
 def run_level(level: int, task: str, systems: Path, runs_root: Path, scenarios, client) -> dict:
     from campaign_throughput import MemorySampler
 
+    from orchestrator.attempt.inputs import task_info
     from orchestrator.campaign import runtime
     from orchestrator.campaign.declaration import plan_attempts
     from orchestrator.campaign.limits import EngineLimits
@@ -111,9 +112,9 @@ def run_level(level: int, task: str, systems: Path, runs_root: Path, scenarios, 
     limits = EngineLimits.for_concurrency(level)
     backend = runtime.limited_backend("docker", config, limits)
     runtime.prepare_backend(backend)
-    version = runtime.task_info([task])[task]["version"]
+    version = task_info([task])[task]["version"]
     plan = plan_attempts([Cell(SYSTEM, task)], [0], level, {task: version})
-    runner = runtime.make_runner(backend=backend, runs_root=runs_root, label=label, turn_timeout_s=None,
+    runner = runtime.make_job(backend=backend, runs_root=runs_root, label=label, turn_timeout_s=None,
                                  systems_file=str(systems), config=config, scenarios=scenarios)
     finished: list = []
     sched = Scheduler(runs_root=runs_root, label=label, runner=runner, concurrency=level, infra_retries=0,

@@ -13,6 +13,8 @@ from markupsafe import Markup, escape
 
 from erp_web.schema import ApiIndex, humanize
 
+#: Rows per page of a list or the inbox.
+PAGE = 50
 MONEY_FIELDS = re.compile(r"(amount|total|open|discount|balance|price|cost|value|paid|limit|floor|debit|credit|net|gross|cash)", re.I)
 STATUS_TONES = {
     "approved": "good", "verified": "good", "paid": "good", "posted": "good", "processed": "good", "released": "good",
@@ -116,3 +118,15 @@ def right_aligned(name: str, items: list[dict[str, Any]]) -> bool:
     """A numeric column (money or counts) is right-aligned in a table."""
     values = [i.get(name) for i in items if i.get(name) is not None]
     return bool(values) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+
+
+def doc_template(idx: ApiIndex, collection: str) -> str | None:
+    """The path template of one document of `collection`: its GET route, else its actions' prefix."""
+    detail = idx.detail_of(collection)
+    if detail is not None:
+        return detail.path
+    for op in idx.ops.values():
+        rest = op.path[len(collection):]
+        if op.method != "GET" and op.path.startswith(collection + "/{") and rest.count("/") >= 1:
+            return collection + "/" + rest.split("/")[1]
+    return None

@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "campaign",
     "validate",
     "export",
+    "regrade",
     "report",
     "review",
     "publish",

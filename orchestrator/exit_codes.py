@@ -115,6 +115,8 @@ COMMANDS: tuple[CommandExits, ...] = (
     CommandExits("export", (_F.OK, _F.BAD_INPUT, _F.INTERRUPTED), "no", ("no-such-label", "--runs-root", "{tmp}")),
     CommandExits("export --verify", (_F.OK, _F.CHECK_FAILED, _F.BAD_INPUT, _F.INTERRUPTED), "no",
                  ("no-such-label", "--runs-root", "{tmp}")),
+    CommandExits("regrade", (_F.OK, _F.BAD_INPUT, _F.INTERRUPTED), "no",
+                 ("no-such-label", "--as", "new-label", "--runs-root", "{tmp}")),
     CommandExits("report", (_F.OK, _F.BAD_INPUT, _F.INTERRUPTED), "no", ("no-such-label", "--runs-root", "{tmp}")),
     CommandExits("review", (_F.OK, _F.BAD_INPUT, _F.INTERRUPTED), "no", ("no-such-label", "--runs-root", "{tmp}")),
     CommandExits("handbook", (_F.OK, _F.CHECK_FAILED, _F.BAD_INPUT, _F.INTERRUPTED), "no", ("check", "no-such-task")),

@@ -34,7 +34,10 @@ scripted conversation (model_gateway.fake_script), and is the gateway's only ups
 how the tests and a keyless demo run a real agent CLI end to end. Or `harness_oracle: true`: the
 fake provider plays, per attempt, the harness-oracle conversation of the attempt's scenario (the
 oracle's own requests sent through the harness's shell with `erp`: orchestrator/harness_oracle/),
-which must pass every check; a keyless smoke run of any campaign of pilot tasks.
+which must pass every check; a keyless smoke run of any campaign of pilot tasks. A `fake_script`
+provider may still name a key (`key_env`/`key_file`): the gateway then sends it upstream like a
+real one, and a script with `require_key` answers 401 to anything else, which proves the key swap
+with a stand-in key.
 
 The real key is read on the host when an attempt starts and handed to the gateway container
 alone (a private file of the service); it never enters the agent container, the attempt record
@@ -96,8 +99,8 @@ class ProviderAccess(BaseModel):
         if sum(sources) != 1:
             raise ValueError("give base_url (a real provider), fake_script or harness_oracle: true (the fake "
                              "provider), exactly one")
-        if self.is_fake and (self.key_env or self.key_file):
-            raise ValueError("the fake provider takes no key")
+        if self.harness_oracle and (self.key_env or self.key_file):
+            raise ValueError("the harness-oracle fake provider takes no key")
         return self
 
     @property

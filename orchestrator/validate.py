@@ -21,7 +21,7 @@ and once per task: the handbook is byte-identical to its rendering and the regis
 lint clean (`tasks.handbook.problems`); once per seed: the scenario agrees with task.yaml
 (`tasks.lint.scenario_problems`).
 
-Attempts go through one call, `run_attempt` (the `AttemptRunner` below wraps it), so validation
+Attempts go through one call, `run_cell` (the `AttemptRunner` below wraps it), so validation
 runs the same lifecycle as a campaign, on either backend.
 """
 from __future__ import annotations
@@ -228,7 +228,7 @@ def cited_clause_problems(task, handbook_dir: Path) -> list[str]:
 
 
 class AttemptRunner:
-    """Runs attempts through `orchestrator.attempt.run_attempt` on a named backend."""
+    """Runs attempts through the attempt's door (`orchestrator.attempt.run_cell`) on a named backend."""
 
     def __init__(self, backend: str, root: Path, label: str, cancel: threading.Event | None = None, *,
                  model_access: Path | None = None, systems_file: Path | None = None):
@@ -246,18 +246,15 @@ class AttemptRunner:
         self.cancel = cancel or threading.Event()
 
     def __call__(self, cell: Cell, seed: int, rep: int, *, scenario: Any = None, task: Any = None) -> dict[str, Any]:
-        from orchestrator.attempt import AttemptSpec, run_attempt
-        from orchestrator.inputs import load_inputs
+        from orchestrator.attempt import AttemptSpec, run_cell
+        from orchestrator.scenarios.cache import ensure_scenario
 
         if self.cancel.is_set():
             return {"outcome": "infra_error", "error": {"kind": "cancelled", "message": "cancelled: validation stopped"}}
-        if task is None or scenario is None:
-            inputs = load_inputs(cell, seed)
-            task, scenario = task or inputs.task, scenario or inputs.scenario
-        res = run_attempt(AttemptSpec(cell=cell, seed=seed, rep=rep, label=self.label,
-                                      model_access=self.model_access, systems_file=self.systems_file),
-                          backend=self.backend, root=self.root, config=self.config,
-                          scenario=scenario, task=task, cancel=self.cancel)
+        res = run_cell(AttemptSpec(cell=cell, seed=seed, rep=rep, label=self.label,
+                                   model_access=self.model_access, systems_file=self.systems_file),
+                       backend=self.backend, root=self.root, config=self.config, scenario_for=ensure_scenario,
+                       scenario=scenario, task=task, cancel=self.cancel)
         record = dict(res.record)
         record["_final_db"] = str(res.paths.final_db)
         record["_dir"] = str(res.paths.root)

@@ -43,8 +43,8 @@ def record_self_sha256(record: dict[str, Any]) -> str:
 
 def current_versions(tasks: list[str], backend: str) -> dict[str, Any]:
     """The versions a validation of `tasks` on `backend` proves things for (read from this checkout)."""
+    from orchestrator.attempt.inputs import task_info
     from orchestrator.campaign.provenance import git_commit
-    from orchestrator.campaign.runtime import task_info
     from orchestrator.campaign.sources import label_sources
 
     return {"tasks": task_info(tasks), "sources": label_sources(), "project": git_commit(), "backend": backend,

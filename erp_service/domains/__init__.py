@@ -10,7 +10,7 @@ from ..http.lazy_routes import DomainRouter
 
 #: Domain modules, in OpenAPI order. A module that does not exist yet is skipped.
 DOMAIN_MODULES = [
-    "org", "ledger", "journal", "journal_review", "masterdata", "vendors", "purchasing", "receiving", "payables", "payments",
+    "org", "ledger", "journal", "masterdata", "vendors", "purchasing", "receiving", "payables", "payments",
     "banking",
     "sales", "receivables", "inventory", "manufacturing", "planning", "comms", "infoflow",
     "reports", "audit_api",

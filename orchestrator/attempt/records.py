@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from orchestrator.attempt.adapter_record import AdapterSettings
 from orchestrator.cells import Cell
 from orchestrator.errors import AttemptOutcome, TurnFacts
 from orchestrator.identity import AttemptIdentity
@@ -91,6 +92,8 @@ class _Record(BaseModel):
 class TurnRecord(_Record):
     """What the runtime observed about one agent turn."""
 
+    _optional: ClassVar[frozenset[str]] = frozenset({"adapter"})
+
     n: int
     date: str
     budget_s: float
@@ -110,6 +113,7 @@ class TurnRecord(_Record):
     usage: dict[str, Any] = Field(default_factory=dict)  # the gateway's figures when the system calls a model
     agent_usage: dict[str, Any] | None = None  # what a model-calling agent reported itself (cross-check)
     budget_exhausted: bool = False  # the gateway refused a call of this turn: a budget cap was reached
+    adapter: AdapterSettings | None = None  # a command system's harness, model, effort, limits (set on the host)
 
     def facts(self) -> TurnFacts:
         """The input of `errors.classify_turns`."""
@@ -177,6 +181,8 @@ class _IdentifiedRecord(_Record):
 class AttemptRecord(_IdentifiedRecord):
     """attempt.json: the identity of the attempt and the settings it ran with."""
 
+    _optional: ClassVar[frozenset[str]] = frozenset({"adapter"})
+
     faults: str | None = None
     isolation: str
     backend: dict[str, Any]
@@ -185,6 +191,7 @@ class AttemptRecord(_IdentifiedRecord):
     scenario_dir: str
     started_at: str
     config: dict[str, Any]
+    adapter: AdapterSettings | None = None  # a command system's harness, version, model, effort and limits
 
 
 class ResultRecord(_IdentifiedRecord):
@@ -192,7 +199,7 @@ class ResultRecord(_IdentifiedRecord):
     never reached a result of its own (`written_by: "campaign"`, no isolation)."""
 
     _optional: ClassVar[frozenset[str]] = frozenset(
-        {"fault_metrics", "grade_note", "grade_passed", "error", "teardown_problems", "written_by"})
+        {"fault_metrics", "grade_note", "grade_passed", "error", "teardown_problems", "written_by", "rescored_from"})
 
     isolation: str | None
     outcome: AttemptOutcome
@@ -214,6 +221,8 @@ class ResultRecord(_IdentifiedRecord):
     error: ErrorRecord | None = None
     teardown_problems: list[str] = Field(default_factory=list)
     written_by: str | None = None  # "campaign": the runner raised, or the scenario could not be built
+    # A rescored attempt (orchestrator/regrade/): the source label, attempt id and result.json SHA-256.
+    rescored_from: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = super().to_json()

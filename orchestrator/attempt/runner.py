@@ -31,6 +31,7 @@ from pydantic import ValidationError
 
 from agent_sandbox.prompt import render_prompt
 from erp_service.canonical import canonical_hash
+from orchestrator.attempt.adapter_record import attempt_adapter, turn_adapter
 from orchestrator.attempt.control_client import ControlClient
 from orchestrator.attempt.human_turns import HumanTurns, open_human
 from orchestrator.attempt.model_run import ModelRun, agent_image, open_for_attempt
@@ -255,6 +256,7 @@ class AttemptRun:
             scenario_dir=str(getattr(self.scenario, "dir", "")),
             started_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             config=self.config.model_dump(mode="json"),
+            adapter=attempt_adapter(self),  # a command system's harness, model, effort and limits
         )
         write_json(self.paths.attempt_json, record.to_json())
 
@@ -392,6 +394,7 @@ class AttemptRun:
             usage=usage,
             agent_usage=agent_usage,
             budget_exhausted=bool(gateway_usage and gateway_usage.get("budget_exhausted")),
+            adapter=turn_adapter(self, budget, out),  # the limits applied, beside the observed usage
         )
         self.turn_records.append(record)
         with open(paths.turns_jsonl, "a", encoding="utf-8") as fh:

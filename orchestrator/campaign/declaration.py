@@ -102,6 +102,8 @@ class CampaignDeclaration(BaseModel):
     volatile: dict[str, Any] = Field(default_factory=dict)
     sources: dict[str, Any] | None = None  # orchestrator.campaign.sources.label_sources()
     runs: list[dict[str, Any]] = Field(default_factory=list)  # the volatile values of each resume
+    # A rescored label's origin (orchestrator/regrade/): never resumed as a fresh campaign.
+    rescoring: dict[str, Any] | None = None
     created_utc: str | None = None  # written by early versions; never material
     updated_utc: str | None = None
 
@@ -114,7 +116,7 @@ class CampaignDeclaration(BaseModel):
     def to_json(self) -> dict[str, Any]:
         """The file's content (python values: a non-finite float of an early file stays one)."""
         data = self.model_dump(by_alias=True)
-        for key in ("sources", "created_utc", "updated_utc"):
+        for key in ("sources", "created_utc", "updated_utc", "rescoring"):
             if data[key] is None:
                 del data[key]
         if not data["runs"]:

@@ -1,6 +1,6 @@
 """The `local` executor (the default): attempts run in the head's own worker threads.
 
-It wraps the runtime's attempt job (`runtime.make_runner`): the attempt runs on this host's
+It wraps the runtime's attempt job (`runtime.make_job`): the attempt runs on this host's
 backend (docker or local) and writes its folder in place.
 """
 from __future__ import annotations

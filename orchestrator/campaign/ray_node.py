@@ -92,7 +92,7 @@ def node_info() -> dict[str, Any]:
 
 def check_sources(payload: dict[str, Any]) -> None:
     """Refuse when this node's sources or task tree differ from the label's declaration."""
-    from orchestrator.campaign.runtime import task_info
+    from orchestrator.attempt.inputs import task_info
     from orchestrator.campaign.sources import source_parts
 
     ident: AttemptIdentity = payload["ident"]
@@ -209,7 +209,7 @@ def node_attempt(payload: dict[str, Any]) -> Iterator[dict[str, Any]]:
         scenarios = runtime.ScenarioCache()
         scenarios.put(ident.task, ident.seed, node_scenario(payload["scenario"]))
         files = _input_files(payload.get("files") or {}, work)
-        job = runtime.make_runner(
+        job = runtime.make_job(
             backend=backend, runs_root=runs_root, label=label, turn_timeout_s=payload["turn_timeout_s"],
             systems_file=files.get("systems"), model_access=files.get("model_access"), config=backend.config,
             scenarios=scenarios,

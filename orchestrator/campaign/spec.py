@@ -6,7 +6,6 @@ of any error. Seeds and repetitions are always explicit in the result, even when
 """
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from orchestrator.attempt.inputs import MAX_TURN_BUDGET_S, check_label, check_turn_budget
 from orchestrator.cells import Cell, CellError, parse_cell
+from orchestrator.errors import ConfigError
 
 # The README's main job (`orchestrate campaign --label demo`) runs this when no --cells is given.
 DEFAULT_CELLS = ("oracle:payment-run", "null:payment-run")
@@ -22,13 +23,10 @@ DEFAULT_SEEDS = (0,)
 DEFAULT_REPS = 1
 DEFAULT_INFRA_RETRIES = 2
 MAX_INFRA_RETRIES = 10
-# A turn budget above a day is a typo (or `inf`); timers and deadlines overflow long before.
-MAX_TURN_BUDGET_S = 86_400.0
-LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
-class CampaignSpecError(ValueError):
-    exit_class = "bad_input"  # orchestrator.exit_codes.Failure
-    """A campaign declaration that cannot be run; the message names the field."""
+class CampaignSpecError(ConfigError):
+    """A campaign declaration that cannot be run; the message names the field (bad input, as
+    every `ConfigError`: the input checks of `orchestrator.attempt.inputs` raise that)."""
 
 
 def parse_cell_text(text: str) -> Cell:
@@ -37,26 +35,6 @@ def parse_cell_text(text: str) -> Cell:
         return parse_cell(text)
     except CellError as exc:
         raise CampaignSpecError(f"cells: {exc}") from None
-
-
-def check_label(label: str, flag: str = "--label") -> str:
-    """A label is one folder name under the runs root: never a path, never hidden."""
-    if not LABEL_RE.match(label or ""):
-        raise CampaignSpecError(
-            f"{flag}: {label!r}: use letters, digits, '.', '_' and '-' only, starting with a letter or digit"
-        )
-    return label
-
-
-def check_turn_budget(value: float | None, flag: str = "--timeout") -> float | None:
-    """A per-turn budget: a finite number of seconds in (0, MAX_TURN_BUDGET_S]."""
-    if value is None:
-        return None
-    if not math.isfinite(value) or not 0 < value <= MAX_TURN_BUDGET_S:
-        raise CampaignSpecError(
-            f"{flag}: {value!r} seconds: must be a finite number above 0 and at most {MAX_TURN_BUDGET_S:g}"
-        )
-    return float(value)
 
 
 class Budgets(BaseModel):
@@ -115,7 +93,7 @@ class CampaignSpec(BaseModel):
         if label is not None:
             try:
                 check_label(label)
-            except CampaignSpecError as exc:
+            except ConfigError as exc:
                 raise ValueError(str(exc).removeprefix("--label: ")) from None
         return label
 
@@ -263,7 +241,7 @@ def spec_from_args(
     if reps is not None:
         overrides["reps"] = reps
     if timeout is not None:
-        overrides["timeout"] = check_turn_budget(timeout)
+        overrides["timeout"] = _spec_checked(check_turn_budget, timeout)
     if systems is not None:
         overrides["systems"] = str(Path(systems).resolve())
     if model_access is not None:
@@ -287,5 +265,15 @@ def spec_from_args(
             raise CampaignSpecError(f"--retries: {retries}: must be between 0 and {MAX_INFRA_RETRIES}")
         base["budgets"] = {**(base.get("budgets") or {}), "infra_retries": retries}
     spec = build_spec(base, source)
-    check_turn_budget(spec.turn_timeout_s)
+    _spec_checked(check_turn_budget, spec.turn_timeout_s)
     return spec
+
+
+def _spec_checked(check: Any, value: Any) -> Any:
+    """`check(value)`, its refusal a `CampaignSpecError` (the flag's name is in the message)."""
+    try:
+        return check(value)
+    except CampaignSpecError:
+        raise
+    except ConfigError as exc:
+        raise CampaignSpecError(str(exc)) from None

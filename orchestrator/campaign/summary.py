@@ -84,6 +84,11 @@ CONVENTIONS = {
         "provider-executed tools the campaign allowed on purpose (model_access.provider_tools; none by "
         "default: the gateway refuses them); part of the cell's identity, never pooled"
     ),
+    "adapter": (
+        "a command system's harness adapter as declared: harness, the pinned version of its CLI, model, "
+        "reasoning effort and every limit it applies (null: the CLI's default); each turn of an "
+        "attempt records its own beside the observed usage (turns.jsonl `adapter`)"
+    ),
 }
 DEFAULT_INTERFACE = "cli"
 
@@ -92,6 +97,12 @@ def provider_tools(declaration: dict[str, Any], system: str) -> list[str]:
     """The provider tools a campaign allowed its system on purpose (campaign.json `systems`)."""
     entry = (declaration.get("systems") or {}).get(system)
     return list(entry.get("provider_tools") or []) if isinstance(entry, dict) else []
+
+
+def declared_adapter(declaration: dict[str, Any], system: str) -> dict[str, Any] | None:
+    """A command system's adapter settings as the campaign declared them (campaign.json `systems`)."""
+    entry = (declaration.get("systems") or {}).get(system)
+    return entry.get("adapter") if isinstance(entry, dict) else None
 
 
 def _system_key(identity: dict[str, Any], tools: list[str] | None = None) -> str:
@@ -248,6 +259,14 @@ def aggregate(lines: list[dict[str, Any]], reps: int, planned: Iterable[Instance
     }
 
 
+def _rescoring(declaration: dict[str, Any]) -> dict[str, Any] | None:
+    """Where a rescored label's verdicts came from (None for a campaign that ran its attempts)."""
+    origin = declaration.get("rescoring")
+    if not isinstance(origin, dict):
+        return None
+    return {k: origin.get(k) for k in ("source_label", "source_ledger_sha256", "source_declaration_sha256")}
+
+
 def _p90_function(convention: str | None) -> Any:
     """The p90 function of a declared convention (None: the one new summaries declare)."""
     if convention is None:
@@ -333,6 +352,7 @@ def compute_summary(lines: list[dict[str, Any]], declaration: dict[str, Any], *,
             "condition": decl_cell["condition"],
             "interface": decl_cell.get("interface") or DEFAULT_INTERFACE,
             "provider_tools": provider_tools(declaration, decl_cell["system"]),
+            "adapter": declared_adapter(declaration, decl_cell["system"]),
             # What the attempts actually ran under (a label may hold more than one only by error).
             "isolation": sorted({str(ln.get("isolation")) for ln in group if ln.get("isolation")}),
             **aggregate(group, reps, [(decl_cell["task"], s) for s in seeds], p90),
@@ -367,6 +387,8 @@ def compute_summary(lines: list[dict[str, Any]], declaration: dict[str, Any], *,
         "seeds": seeds,
         "reps": reps,
         "conditions": declaration.get("conditions"),
+        # A rescoring (orchestrator/regrade/) says so wherever its numbers are read.
+        "rescoring": _rescoring(declaration),
         "conventions": {**CONVENTIONS, "p90": p90_text},
         "matrix": {"planned": planned, "present": len(lines), "complete": len(lines) == planned},
         # Counts only, per condition: rates are never pooled across cells or conditions.

@@ -52,10 +52,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Check every input, then run the attempt; print outcome, verdict and folder."""
     from orchestrator.attempt import AttemptSpec
+    from orchestrator.attempt.inputs import check_inputs
     from orchestrator.backends import make_backend
-    from orchestrator.campaign.spec import CampaignSpecError
     from orchestrator.cells import CellError, parse_cell
-    from orchestrator.commands.preflight import check_inputs
     from orchestrator.config import RuntimeConfig
     from orchestrator.errors import ConfigError
     from orchestrator.exit_codes import check_engine
@@ -73,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
                      systems_file=str(systems_file) if systems_file else None,
                      label=args.label, turn_timeout_s=args.timeout,
                      model_access=str(model_access) if model_access else None)
-    except (CellError, ConfigError, CampaignSpecError) as exc:
+    except (CellError, ConfigError) as exc:
         print(f"orchestrate attempt: bad_input: {exc}", file=sys.stderr)
         return ExitCode.BAD_INPUT
     if args.backend == "docker":
@@ -117,16 +116,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_one_attempt(command: str, spec: AttemptSpec, backend: Any, config: RuntimeConfig) -> Any:
-    """Load the cell's inputs and run one attempt for `orchestrate <command>`; the attempt's
-    result, or the exit code of a task error, bad input or an interrupt (said on stderr)."""
-    from orchestrator.attempt import run_attempt, sigterm_as_interrupt
+    """Run one attempt through the door (`orchestrator.attempt.run_cell`) for `orchestrate
+    <command>`; the attempt's result, or the exit code of a task error, bad input or an interrupt
+    (said on stderr)."""
+    from orchestrator.attempt import run_cell, sigterm_as_interrupt
     from orchestrator.errors import ConfigError, TaskError
-    from orchestrator.inputs import load_inputs
+    from orchestrator.scenarios.cache import ensure_scenario
 
     try:
         with sigterm_as_interrupt():
-            inputs = load_inputs(spec.cell, spec.seed)
-            return run_attempt(spec, backend=backend, config=config, task=inputs.task, scenario=inputs.scenario)
+            return run_cell(spec, backend=backend, config=config, scenario_for=ensure_scenario)
     except TaskError as exc:
         print(f"orchestrate {command}: task_error: {exc}", file=sys.stderr)
         return EXIT["task_error"]

@@ -12,37 +12,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
-from orchestrator.campaign.declaration import (
-    CampaignDeclaration,
-    DeclarationChanged,
-    build_declaration,
-    check_or_write_declaration,
-    declaration_changes,
-    load_declaration,
-    plan_attempts,
-)
-from orchestrator.campaign.executor import Executor
-from orchestrator.campaign.executor_local import LocalExecutor
-from orchestrator.campaign.limits import EngineLimits
-from orchestrator.campaign.sources import label_sources
-from orchestrator.campaign.spec import (
-    DEFAULT_CELLS,
-    MAX_INFRA_RETRIES,
-    CampaignSpec,
-    CampaignSpecError,
-    spec_from_args,
-)
-from orchestrator.commands.preflight import check_inputs
+from orchestrator.campaign.declaration import DeclarationChanged
+from orchestrator.campaign.spec import DEFAULT_CELLS, MAX_INFRA_RETRIES, spec_from_args
 from orchestrator.commands.stop_signals import install_stop_signals
+from orchestrator.errors import ConfigError
 from orchestrator.exit_codes import ExitCode, Failure, failure_for
-from orchestrator.hashing import canonical_json, sha256_bytes
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -78,24 +58,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def default_label(spec: CampaignSpec) -> str:
-    """A label derived from what the campaign is, so the same command resumes the same label."""
-    key = canonical_json(
-        {"cells": spec.cells, "seeds": spec.seeds, "reps": spec.reps, "timeout": spec.turn_timeout_s,
-         "backend": spec.backend or "docker"}
-    )
-    return "campaign-" + sha256_bytes(key.encode())[:10]
-
-
-def _runtime_config(label: str, runs_root: Path | None) -> Any:
-    from orchestrator.config import RuntimeConfig
-
-    overrides: dict[str, Any] = {"campaign": label}
-    if runs_root is not None:
-        overrides["runs_root"] = runs_root
-    return RuntimeConfig.from_env(**overrides)
-
-
 def say(console: Console, text: str, style: str = "", *, prefix: str = "") -> None:
     """Print one message as plain text: rich markup in it (`[@n]`, `[x]`) is never interpreted."""
     line = Text(prefix, style="red") + Text(text, style=style) if prefix else Text(text, style=style)
@@ -110,14 +72,14 @@ def error(console: Console, text: str, failure: Failure = Failure.BAD_INPUT) -> 
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) a campaign; exit 0 when every attempt has a final result.
 
-    Order: every input is checked (preflight) → the label's stored declaration is compared →
-    the engine is prepared and every scenario (with the oracle's reference projections) is built
-    → only then is campaign.json written and the first attempt started.
+    The phases are `orchestrator.campaign.lifecycle.Campaign`'s: check (every input; the label's
+    stored declaration compared) → prepare (the engine, every scenario with the oracle's reference
+    projections) → declare (only then is campaign.json written) → run → export. This command shows
+    their progress and maps how they ended to an exit code (docs/exit-codes.md).
     """
-    from orchestrator.campaign import runtime
-    from orchestrator.campaign.export import export_label
+    from orchestrator.campaign.lifecycle import Campaign
     from orchestrator.campaign.progress import CampaignProgress, comparisons_table, summary_table
-    from orchestrator.campaign.scheduler import Scheduler
+    from orchestrator.campaign.runtime import FatalCampaignError
 
     console = Console(stderr=True, soft_wrap=True)  # messages stay whole lines (greppable)
     out = Console()
@@ -125,165 +87,54 @@ def run(args: argparse.Namespace) -> int:
         out = Console(width=160)
     try:
         spec = spec_from_args(
-            args.cells,
-            seeds=args.seeds,
-            reps=args.reps,
-            timeout=args.timeout,
-            systems=args.systems,
-            model_access=args.model_access,
-            label=args.label,
-            concurrency=args.concurrency,
-            backend=args.backend,
-            retries=args.retries,
+            args.cells, seeds=args.seeds, reps=args.reps, timeout=args.timeout, systems=args.systems,
+            model_access=args.model_access, label=args.label, concurrency=args.concurrency,
+            backend=args.backend, retries=args.retries,
         )
-        label = spec.label or default_label(spec)
-        backend = spec.backend or "docker"
-        executor_name = getattr(args, "executor", None) or "local"
-        if executor_name == "ray" and not getattr(args, "ray_address", None):
-            raise CampaignSpecError("--executor ray needs --ray-address HOST:PORT (or RAY_ADDRESS)")
-        cells = spec.cell_refs
-        checked = check_inputs(cells, systems_file=spec.systems, label=label, turn_timeout_s=spec.turn_timeout_s,
-                               model_access=spec.model_access)
-    except CampaignSpecError as exc:
-        error(console, str(exc))
-        return ExitCode.BAD_INPUT
-    tasks, systems = checked.tasks, checked.systems
-
-    config = _runtime_config(label, args.runs_root)
-    runs_root = Path(args.runs_root or (config.runs_root if config is not None else "runs")).resolve()
-    plan = plan_attempts(cells, spec.seeds, spec.reps, {k: v["version"] for k, v in tasks.items()})
-    concurrency = spec.concurrency or 1
-    declaration = build_declaration(
-        label=label,
-        cells=cells,
-        seeds=spec.seeds,
-        reps=spec.reps,
-        task_info=tasks,
-        systems=systems,
-        turn_timeout_s=spec.turn_timeout_s,
-        backend=backend,
-        sources=label_sources(),  # a resume after a change of the ERP, grader, company generator or images is refused
-        volatile={
-            "concurrency": concurrency,
-            "infra_retries": spec.budgets.infra_retries,
-            "runs_root": str(runs_root),
-            "argv": sys.argv[1:],
-            # Where attempts run does not change what they are: a label resumes under either.
-            "executor": executor_name,
-        },
-    )
-    root = runs_root / label
-    try:  # a label holding another campaign is refused before anything is prepared
-        old = load_declaration(root)
-        changes = declaration_changes(old.to_json(), declaration.to_json()) if old is not None else []
-        if changes:
-            check_or_write_declaration(root, declaration)  # raises, naming every change
-    except DeclarationChanged as exc:
+        campaign = Campaign(spec, runs_root=args.runs_root, executor=getattr(args, "executor", None) or "local",
+                            ray_address=getattr(args, "ray_address", None), say=lambda text: say(console, text))
+        campaign.check()
+    except (ConfigError, DeclarationChanged) as exc:
         error(console, str(exc))
         return ExitCode.BAD_INPUT
     say(
         console,
-        f"campaign {label}: {len(cells)} cell(s) x seeds {spec.seeds} x {spec.reps} rep(s) = {len(plan)} attempts, "
-        f"backend {backend}, "
-        + (f"executor ray at {args.ray_address}, concurrency {spec.concurrency or 'the cluster slots'}"
-           if executor_name == "ray" else f"concurrency {concurrency}")
-        + (" (resuming)" if old is not None else ""),
+        f"campaign {campaign.label}: {len(campaign.cells)} cell(s) x seeds {spec.seeds} x {spec.reps} rep(s) = "
+        f"{len(campaign.plan)} attempts, backend {campaign.backend}, "
+        + (f"executor ray at {campaign.ray_address}, concurrency {spec.concurrency or 'the cluster slots'}"
+           if campaign.executor_name == "ray" else f"concurrency {campaign.concurrency}")
+        + (" (resuming)" if campaign.resuming else ""),
     )
-
-    from orchestrator.leftovers import sweep_cache
-
-    for gone in sweep_cache(config):  # temporary folders of killed runs (never a live one's)
-        say(console, f"removed {gone} (left by a killed run)")
-    limits = EngineLimits.for_concurrency(concurrency)
-    executor: Executor | None = None
     try:
-        if executor_name == "local":
-            engine = runtime.limited_backend(backend, config, limits)
-            say(console, f"backend {backend}: preparing (reap what dead runs left; build missing images)")
-            runtime.prepare_backend(engine)
-        scenarios = runtime.ScenarioCache()
-        for task, seed in sorted({(c.task, s) for c in cells for s in spec.seeds}):
-            say(console, f"scenario {task} seed {seed}: building (with the oracle's reference projections)")
-            scenarios.get(task, seed)
-        if executor_name == "ray":  # the nodes prepare their own engines (reap, images by content hash)
-            executor = _ray_executor(args.ray_address, label, backend, declaration, spec, scenarios, cells, console)
-            executor.prepare()
-            if spec.concurrency is None:  # as many attempts in flight as the cluster has Docker slots
-                concurrency = max(1, getattr(executor, "slots", 1))
-                declaration.volatile["concurrency"] = concurrency
+        campaign.prepare()
     except Exception as exc:  # noqa: BLE001 — nothing has run yet: say what is wrong and stop
-        if executor is not None:
-            executor.close()
         ending = failure_for(exc)  # a ScenarioError (the pack's code failed) is a task error
         error(console, f"cannot start the campaign: {ending.message}", ending.failure)
         return ending.code
     try:
-        check_or_write_declaration(root, declaration)  # now, and only now, the label is declared
+        campaign.declare()
     except DeclarationChanged as exc:  # another orchestrator declared it meanwhile
         error(console, str(exc))
         return ExitCode.BAD_INPUT
-    if executor is None:
-        executor = LocalExecutor(runtime.make_runner(
-            backend=engine,
-            runs_root=runs_root,
-            label=label,
-            turn_timeout_s=spec.turn_timeout_s,
-            systems_file=spec.systems,
-            config=config,
-            scenarios=scenarios,
-            model_access=spec.model_access,
-        ))
-    progress = CampaignProgress(len(plan), label=label, concurrency=concurrency, console=console)
-    scheduler = Scheduler(
-        runs_root=runs_root,
-        label=label,
-        runner=executor,
-        concurrency=concurrency,
-        infra_retries=spec.budgets.infra_retries,
-        on_event=progress.handle,
-        fatal=(runtime.FatalCampaignError,),
-    )
-    restore = install_stop_signals(scheduler.stop, lambda m: console.print(Text(m, style="yellow")))
+    progress = CampaignProgress(len(campaign.plan), label=campaign.label, concurrency=campaign.concurrency,
+                                console=console)
+    restore = install_stop_signals(campaign.stop, lambda m: console.print(Text(m, style="yellow")))
     try:
         with progress:
-            result = scheduler.run(plan, poll=progress.refresh)
-    except runtime.FatalCampaignError as exc:
+            result = campaign.run(on_event=progress.handle, poll=progress.refresh)
+    except FatalCampaignError as exc:
         error(console, str(exc))
-        export_label(runs_root, label)
+        campaign.export()
         return ExitCode.BAD_INPUT
     finally:
         restore()
-        executor.close()
 
-    summary = export_label(runs_root, label)
+    summary = campaign.export()
     out.print(summary_table(summary))
     if (paired := comparisons_table(summary)) is not None:
         out.print(paired)
-    say(out, f"ledger: {root / 'attempts.jsonl'}\nsummary: {root / 'summary.json'}")
-    return _final_code(console, summary, result, spec.budgets.infra_retries, stopped=scheduler.stopping)
-
-
-def _ray_executor(address: str, label: str, backend: str, declaration: CampaignDeclaration, spec: CampaignSpec,
-                  scenarios: Any, cells: list[Any], console: Console) -> Executor:
-    """The Ray executor for this campaign: the declaration's sources and tasks, the built scenarios,
-    and (docker backend) the head's engine for the sweep after a lost node, when the head has one."""
-    from orchestrator.campaign.executor_ray import RayExecutor
-
-    engine = None
-    if backend == "docker":
-        try:
-            import docker
-
-            engine = docker.from_env(version="1.41")
-            engine.ping()
-        except Exception:  # noqa: BLE001 — a head without an engine: each node's own reap cleans up
-            engine = None
-    built = {(c.task, s): scenarios.get(c.task, s) for c in cells for s in spec.seeds}
-    return RayExecutor(
-        address=address, label=label, backend=backend, sources=declaration.sources or {}, tasks=declaration.tasks,
-        scenarios=built, turn_timeout_s=spec.turn_timeout_s, systems_file=spec.systems,
-        model_access=spec.model_access, engine=engine, log=lambda text: say(console, text),
-    )
+    say(out, f"ledger: {campaign.root / 'attempts.jsonl'}\nsummary: {campaign.root / 'summary.json'}")
+    return _final_code(console, summary, result, spec.budgets.infra_retries, stopped=campaign.stopping)
 
 
 def _final_code(console: Console, summary: dict[str, Any], result: Any, retries: int, *, stopped: bool) -> int:

@@ -65,12 +65,10 @@ def human_cell_text(task: str, assisted: bool) -> str:
 def run(args: argparse.Namespace) -> int:
     """Check the inputs, run the attempt with the person at the browser, print the verdict."""
     from orchestrator.attempt import AttemptSpec
+    from orchestrator.attempt.inputs import check_conditions, check_label, check_turn_budget, lint_gate, task_info
     from orchestrator.backends import make_backend
-    from orchestrator.campaign import runtime
-    from orchestrator.campaign.spec import CampaignSpecError, check_label, check_turn_budget
     from orchestrator.cells import CellError, parse_cell
     from orchestrator.commands.attempt import run_one_attempt
-    from orchestrator.commands.preflight import check_conditions, lint_gate
     from orchestrator.config import RuntimeConfig
     from orchestrator.errors import ConfigError
     from orchestrator.logs import configure_console
@@ -86,10 +84,10 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"--port {args.port}: a TCP port (1-65535), or 0 for an ephemeral one")
         check_label(args.label)
         check_turn_budget(args.timeout)
-        runtime.task_info([cell.task])
+        task_info([cell.task])
         lint_gate([cell.task])
         check_conditions([cell])
-    except (CellError, ConfigError, CampaignSpecError) as exc:
+    except (CellError, ConfigError) as exc:
         print(f"orchestrate human: bad_input: {exc}", file=sys.stderr)
         return ExitCode.BAD_INPUT
     overrides: dict[str, object] = {"campaign": args.label, "web_port": args.port}

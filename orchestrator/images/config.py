@@ -111,8 +111,8 @@ class VariantImageSpec:
     Built only when asked for (`ensure_variant`): the agent CLIs are large, and most runs
     (scripted policies, the test suite) never need them."""
 
-    role: str  # "agent-claude"
-    repository: str  # "pb-agent-claude"
+    role: str  # "agent-claude" | "agent-codex"
+    repository: str  # "pb-agent-claude" | "pb-agent-codex"
     from_role: str  # the app image whose build it extends ("agent")
     wheel: str  # canonical name of the pinned wheel the files come from
     members: tuple[tuple[str, str], ...]  # (path inside the wheel, name in the context's pb/)
@@ -133,8 +133,12 @@ class VariantImageSpec:
 AGENT_CLAUDE_IMAGE = VariantImageSpec(
     role="agent-claude", repository="pb-agent-claude", from_role="agent", wheel="claude-agent-sdk",
     members=(("claude_agent_sdk/_bundled/claude", "claude"),))
-VARIANT_IMAGES: dict[str, VariantImageSpec] = {AGENT_CLAUDE_IMAGE.role: AGENT_CLAUDE_IMAGE}
+AGENT_CODEX_IMAGE = VariantImageSpec(
+    role="agent-codex", repository="pb-agent-codex", from_role="agent", wheel="openai-codex-cli-bin",
+    members=(("codex_cli_bin/bin/codex", "codex"), ("codex_cli_bin/codex-path/rg", "rg")))
+VARIANT_IMAGES: dict[str, VariantImageSpec] = {spec.role: spec for spec in (AGENT_CLAUDE_IMAGE, AGENT_CODEX_IMAGE)}
 CLAUDE_COMMAND = "/usr/local/bin/claude"
+CODEX_COMMAND = "/usr/local/bin/codex"
 ROLES = ("base", "erp", "agent", "gateway")
 
 

@@ -19,10 +19,13 @@ from . import config
 from .ensure import docker_client, ensure_images
 from .labels import project_revision, project_source, project_version
 from .model import ImageBuildError, ImageRef
+from .variant import ensure_variant
 
 Report = Callable[[str], None]
 MANIFEST_FORMAT = 1
 DEFAULT_RELEASE_ROLES = ("erp", "agent")  # each tarball holds the base's layers as well
+# Every role a release can hold: the base and app images, and the agent CLI variants.
+RELEASE_ROLES = (*config.ROLES, *config.VARIANT_IMAGES)
 
 # Run inside the image with its own interpreter: the venv's distributions and the Debian
 # packages, as one JSON document on stdout.
@@ -82,15 +85,15 @@ def release_images(out_dir: Path, *, roles: Iterable[str] = DEFAULT_RELEASE_ROLE
     """Build what is missing, then write the tarballs of `roles` and manifest.json into
     `out_dir`; returns the manifest's path."""
     roles = list(roles)
-    unknown = sorted(set(roles) - set(config.ROLES))
+    unknown = sorted(set(roles) - set(RELEASE_ROLES))
     if unknown or not roles:
-        raise ValueError(f"unknown image role(s) {unknown or roles}; roles are {', '.join(config.ROLES)}")
+        raise ValueError(f"unknown image role(s) {unknown or roles}; roles are {', '.join(RELEASE_ROLES)}")
     client = client or docker_client()
     images = ensure_images(client, report=report)
     out_dir.mkdir(parents=True, exist_ok=True)
     entries = []
     for role in roles:
-        ref = images.by_role(role)
+        ref = ensure_variant(client, role, report=report) if role in config.VARIANT_IMAGES else images.by_role(role)
         report(f"{ref.tag}: saving")
         path, sha, size = save_image(client, ref, out_dir)
         image = client.images.get(ref.tag)

@@ -147,7 +147,7 @@ def _verdicts(result: dict[str, Any]) -> dict[str, Any]:
 def regrade(report: BundleReport, bundle: Path, manifest: dict[str, Any], declaration: dict[str, Any],
             lines: list[dict[str, Any]]) -> None:
     """Grade every published final database again and compare every verdict (see module doc)."""
-    from orchestrator.campaign.runtime import task_info
+    from orchestrator.attempt.inputs import task_info
     from orchestrator.grading import grade_attempt
     from orchestrator.inputs import load_inputs
 

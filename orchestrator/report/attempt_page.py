@@ -155,6 +155,28 @@ def _turns_table(turns: list[dict[str, Any]]) -> str:
     return "".join(out)
 
 
+ADAPTER_FIELDS = ("harness", "harness_version", "model", "reasoning_effort", "max_turns", "max_output_tokens",
+                  "turn_timeout_s", "tools_allowed", "tools_denied", "fixed", "notes")
+
+
+def _adapter_table(turns: list[dict[str, Any]]) -> str:
+    """Per turn, what the harness adapter applied (turns' `adapter`), beside the usage above."""
+    rows = [t for t in turns if isinstance(t.get("adapter"), dict)]
+    if not rows:
+        return ""
+    head = "".join(f"<th class='l'>{esc(f.replace('_', ' '))}</th>" for f in ADAPTER_FIELDS)
+    out = ["<h2>Adapter settings and limits</h2><p class='meta'>What the harness applied on each turn "
+           "(unset: the CLI's default); the usage it observed is in the table above.</p>",
+           f"<div class='wide'><table class='t'><tr><th>turn</th>{head}</tr>"]
+    for t in rows:
+        a = t["adapter"]
+        cells = "".join(f"<td class='l'>{esc(plain(a.get(f)) if a.get(f) not in (None, [], {}) else '-')}</td>"
+                        for f in ADAPTER_FIELDS)
+        out.append(f"<tr><td>{esc(t.get('n'))}</td>{cells}</tr>")
+    out.append("</table></div>")
+    return "".join(out)
+
+
 def render_attempt_page(folder: Path, line: dict[str, Any], *, label: str, index_href: str,
                         projections_of: dict[str, str] | None = None, review: dict[str, str] | None = None) -> str:
     """The HTML of one attempt's page from its folder and its ledger line.
@@ -213,6 +235,7 @@ def render_attempt_page(folder: Path, line: dict[str, Any], *, label: str, index
             out.extend(_projection_pair(proj, p) for p in differing)
 
     out.append("<h2>Turns</h2>" + _turns_table(result.get("turns") or line.get("turns") or []))
+    out.append(_adapter_table(result.get("turns") or line.get("turns") or []))
 
     breaches = [b for b in result.get("breaches") or [] if isinstance(b, dict)]
     out.append(f"<h2>Breaches ({len(breaches)})</h2>")

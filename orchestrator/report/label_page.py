@@ -17,9 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.identity import AttemptIdentity
+from orchestrator.regrade.delta import DELTA_FILE
 from orchestrator.report.attempt_page import render_attempt_page, verdict_text
 from orchestrator.report.charts import CSS, count_chart, esc, pct, plain, rate_chart, turn_time_chart
 from orchestrator.report.checks import per_check_view
+from orchestrator.report.rescoring import banner, delta_view
 from orchestrator.report.review_view import attempt_decisions, review_section
 from orchestrator.report.statistics import (
     comparisons_table,
@@ -117,9 +119,10 @@ def attempts_table(lines: list[dict[str, Any]], pages: str | None) -> str:
 
 
 def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any]], provenance: dict[str, Any] | None,
-                  *, pages: str | None = None, review: str = "") -> str:
+                  *, pages: str | None = None, delta: dict[str, Any] | None = None, review: str = "") -> str:
     """The report's HTML text; `pages` is the folder (relative to it) holding the attempt pages;
-    `review` the failure review's section (orchestrator/report/review_view.py)."""
+    `delta` the delta.json of a rescored label; `review` the failure review's section
+    (orchestrator/report/review_view.py)."""
     cells = summary.get("cells", {})
     prov = provenance or {}
     project = prov.get("project") or {}
@@ -127,7 +130,8 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
     out = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>Campaign {esc(label)}</title><style>{CSS}</style></head><body>",
-        f"<h1>Campaign {esc(label)}</h1>",
+        f"<h1>{'Rescoring' if summary.get('rescoring') else 'Campaign'} {esc(label)}</h1>",
+        banner(summary.get("rescoring")),
         "<p class='meta'>"
         f"backend <b>{esc(summary.get('backend'))}</b>, isolation <b>{esc(summary.get('isolation'))}</b>; "
         f"seeds {esc(summary.get('seeds'))}, {esc(summary.get('reps'))} repetition(s); "
@@ -139,6 +143,7 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
         + "</p>",
     ]
 
+    out.append(delta_view(delta))
     out.append("<h2>Cells</h2>" + cells_table(cells))
     totals = summary.get("totals") or {}
     if totals and all(isinstance(t, dict) for t in totals.values()):
@@ -295,8 +300,11 @@ def write_report(runs_root: Path, label: str, out: Path | None = None, *, title:
                                    projections_of=projections[ident["task"]],
                                    review=attempt_decisions(title or label, ln, decisions))
         (pages / page_name(ln["attempt_id"])).write_text(page, encoding="utf-8")
+    delta_path = root / DELTA_FILE  # a rescored label's (orchestrator/regrade/)
+    delta = json.loads(delta_path.read_text()) if delta_path.is_file() else None
     review = review_section(title or label, lines, decisions, pages=PAGES_DIR, problem=problem)
-    target.write_text(render_report(title or label, summary, lines, provenance, pages=PAGES_DIR, review=review),
+    target.write_text(render_report(title or label, summary, lines, provenance, pages=PAGES_DIR, delta=delta,
+                                    review=review),
                       encoding="utf-8")
     return target
 

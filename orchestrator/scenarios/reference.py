@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.attempt import AttemptSpec, run_attempt
+from orchestrator.attempt import AttemptSpec, run_cell
 from orchestrator.backends import make_backend
 from orchestrator.cells import Cell
 from orchestrator.config import RuntimeConfig
@@ -21,7 +21,7 @@ def oracle_final_db_local(task: TaskPack, scenario: Scenario, scratch: Path) -> 
     config = RuntimeConfig.from_env(runs_root=scratch, campaign="reference")
     backend = make_backend("local", config)
     spec = AttemptSpec(cell=Cell("oracle", task.slug), seed=scenario.seed, rep=1, label="reference")
-    result = run_attempt(spec, backend=backend, root=scratch, config=config, scenario=scenario, task=task, grade=False)
+    result = run_cell(spec, backend=backend, root=scratch, config=config, scenario=scenario, task=task, grade=False)
     final_db = Path(result.paths.final_db)
     if result.outcome != "graded" or not final_db.exists():
         err = result.error or {}

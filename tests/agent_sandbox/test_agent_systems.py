@@ -134,7 +134,7 @@ def test_builtin_model_systems() -> None:
     assert env == {"ANTHROPIC_BASE_URL": "http://model-gateway:8080", "ANTHROPIC_API_KEY": "pbv-key",
                    "PB_MODEL": "claude-sonnet-4-5"}
     codex = BUILTIN_SYSTEMS["codex"]
-    assert codex.model is not None and codex.model.provider == "openai" and codex.image is None
+    assert codex.model is not None and codex.model.provider == "openai" and codex.image == "agent-codex"
     assert codex.model.turn_env("http://model-gateway:8080", "k", "gpt-5")["OPENAI_BASE_URL"] == "http://model-gateway:8080/v1"
     assert builtin_system("shell-echo") is None
     assert not load_systems(EXAMPLE)["shell-echo"].calls_model

@@ -1,4 +1,4 @@
-"""The journal's counterparties (erp_service/domains/journal_review.py): the reviewer returns an
+"""The journal's counterparties (erp_service/domains/journal/actors.py): the reviewer returns an
 unsupported submitted entry, approves and posts a supported one a day after submission, and the
 scheduled close shuts the period so a later post is refused."""
 from __future__ import annotations

@@ -4,7 +4,7 @@ policy unchanged (the harness turns web search off), a scripted tool call runs, 
 gateway refuses nothing.
 
 The binary is the one of the PyPI wheel `openai-codex-cli-bin==0.163.0` (codex_cli_bin/bin/codex,
-x86_64 musl, runs offline), fetched once into the wheelhouse cache like the images' wheels.
+x86_64 musl, runs offline), the agent-codex image's pin (tests/support/codex_cli.py).
 """
 from __future__ import annotations
 
@@ -15,39 +15,20 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from codex_cli import codex_binary
 
 from agent_sandbox.systems import BUILTIN_SYSTEMS
 from model_gateway.local import free_port, start_fake_provider, start_gateway
 from model_gateway.policy import check_request
-from orchestrator.images import config
-from orchestrator.images.wheelhouse import ensure_wheelhouse
 
 pytestmark = pytest.mark.slow
-REQUIREMENTS = Path(__file__).parent / "data" / "codex-cli-requirements.txt"
-MEMBER = "codex_cli_bin/bin/codex"
 REAL_KEY = "sk-real-" + "c" * 32
 VKEY = "pbv-" + "x" * 40
-
-
-def codex_binary() -> Path:
-    """The codex binary of the pinned wheel, extracted once into the cache."""
-    wheelhouse = ensure_wheelhouse("codex-cli", REQUIREMENTS)
-    (wheel,) = wheelhouse.glob("openai_codex_cli_bin-*.whl")
-    target = config.cache_dir() / "cli" / wheel.stem / "codex"
-    if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_suffix(".partial")
-        with zipfile.ZipFile(wheel) as zf, zf.open(MEMBER) as src, open(partial, "wb") as out:
-            shutil.copyfileobj(src, out, length=1 << 20)
-        partial.chmod(0o755)
-        partial.rename(target)
-    return target
 
 
 @pytest.fixture

@@ -142,14 +142,14 @@ def test_gateway_cost_reaches_the_summary_and_the_report() -> None:
 
 
 def test_campaign_refuses_a_key_source_that_gives_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    from orchestrator.campaign.runtime import systems_identity
-    from orchestrator.campaign.spec import CampaignSpecError
+    from orchestrator.attempt.inputs import systems_identity
     from orchestrator.cells import parse_cell
+    from orchestrator.errors import ConfigError
 
     example = REPO_ROOT / "agent_sandbox" / "examples" / "model-access.yaml"
     cells = [parse_cell("claude-code:payment-run")]
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    with pytest.raises(CampaignSpecError, match="ANTHROPIC_API_KEY is not set"):
+    with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY is not set"):
         systems_identity(cells, None, str(example))
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-" + "x" * 20)
     ident = systems_identity(cells, None, str(example))

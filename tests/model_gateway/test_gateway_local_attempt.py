@@ -111,13 +111,13 @@ def test_provider_outage_is_infra_error(local, tmp_path) -> None:
 def test_model_access_required_before_anything_runs(tmp_path) -> None:
     """`orchestrate attempt|campaign` refuse a model-calling system without model access (bad
     input, before any attempt); with it, the access is part of the system's identity."""
-    from orchestrator.campaign.runtime import systems_identity
-    from orchestrator.campaign.spec import CampaignSpecError
+    from orchestrator.attempt.inputs import systems_identity
     from orchestrator.cells import parse_cell
+    from orchestrator.errors import ConfigError
 
     systems, access = setup(tmp_path, {"steps": []})
     cells = [parse_cell("tiny-model-agent:payment-run")]
-    with pytest.raises(CampaignSpecError, match="--model-access"):
+    with pytest.raises(ConfigError, match="--model-access"):
         systems_identity(cells, str(systems), None)
     first = systems_identity(cells, str(systems), str(access))["tiny-model-agent"]["sha256"]
     access.write_text(access.read_text().replace("fake-claude", "fake-claude-2"))

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from erp_service.faults import parse_fault_spec
+from orchestrator.attempt.inputs import check_conditions
 from orchestrator.campaign.spec import CampaignSpecError, load_spec_file, spec_from_args, split_cells
 from orchestrator.cells import CLEAN, Cell, CellError, condition_slug, parse_cell
-from orchestrator.commands.preflight import check_conditions
+from orchestrator.errors import ConfigError
 from orchestrator.identity import AttemptIdentity
 
 RULE = "lost_response:POST /payment-runs@1"
@@ -112,7 +113,7 @@ def test_preflight_reads_each_form_against_the_task_pack() -> None:
     assert [(p.seed, p.rate) for p in parse_fault_spec(FLAKY).profiles] == [(3, 0.1)]
     for bad in ("lost_response:POST payment-runs@1", "explode:POST /payment-runs@1", "flaky-writes:seed=3,rate=2",
                 "no-such-profile"):
-        with pytest.raises(CampaignSpecError, match="is not a fault spec"):
+        with pytest.raises(ConfigError, match="is not a fault spec"):
             check_conditions([parse_cell(f"oracle:payment-run+{bad}")])
 
 

@@ -15,6 +15,7 @@ from containers import run_to_exit
 
 from orchestrator.images import (
     AGENT_CLAUDE_IMAGE,
+    AGENT_CODEX_IMAGE,
     AGENT_IMAGE,
     ERP_IMAGE,
     GATEWAY_IMAGE,
@@ -108,7 +109,7 @@ def test_hash_of_a_missing_package_is_defined(tmp_path):
 
 def test_planned_tags_are_content_hash_tags():
     tags = planned_tags()
-    assert set(tags) == {"base", "erp", "agent", "gateway", "agent-claude"}
+    assert set(tags) == {"base", "erp", "agent", "gateway", "agent-claude", "agent-codex"}
     for role, tag in tags.items():
         repository, _, digest = tag.partition(":")
         assert repository == f"pb-{role}" and re.fullmatch(r"[0-9a-f]{12}", digest)
@@ -295,6 +296,39 @@ def test_agent_claude_image_carries_the_cli_offline(images: ImageSet, docker_cli
     assert version.startswith("2.1.327")
     assert rest == ["/usr/local/bin/erp", "docker-init"]
     again = ensure_variant(docker_client, "agent-claude")
+    assert not again.built and again.id == ref.id
+
+
+def test_agent_codex_variant_takes_the_cli_and_rg_out_of_the_pinned_wheel():
+    from orchestrator.images.variant import variant_content_hash, variant_dockerfile
+
+    assert read_pins(AGENT_CODEX_IMAGE.requirements) == {"openai-codex-cli-bin": "0.163.0"}
+    assert dict(AGENT_CODEX_IMAGE.members) == {"codex_cli_bin/bin/codex": "codex", "codex_cli_bin/codex-path/rg": "rg"}
+    assert variant_content_hash(AGENT_CODEX_IMAGE, "pb-base:x") != variant_content_hash(AGENT_CLAUDE_IMAGE, "pb-base:x")
+    lines = variant_dockerfile(AGENT_CODEX_IMAGE).splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("FROM "))
+    assert lines[at + 1:].index("COPY cli/ /usr/local/bin/") < lines[at + 1:].index("COPY pb/ /opt/pb/")
+    # the built-in `codex` system runs in it: no binary of the user's is needed
+    from agent_sandbox.systems import BUILTIN_SYSTEMS
+
+    assert BUILTIN_SYSTEMS["codex"].image == AGENT_CODEX_IMAGE.role and not BUILTIN_SYSTEMS["codex"].mounts
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_agent_codex_image_carries_the_cli_offline(images: ImageSet, docker_client):
+    ref = ensure_variant(docker_client, "agent-codex")
+    assert ref.tag == planned_tags()["agent-codex"]
+    assert ref.labels[config.LABEL_BASE_ID] == images.base.id
+    code, out = run_in(docker_client, ref.tag, [
+        "sh", "-c", f"id -u; {config.CODEX_COMMAND} --version; rg --version | head -1; command -v erp; "
+                    "test -e /usr/local/bin/bwrap || echo no-bwrap"], init=True)
+    assert code == 0, out
+    uid, version, rg, *rest = out.strip().splitlines()
+    assert uid == str(config.AGENT_UID)
+    assert version == "codex-cli 0.163.0" and rg.startswith("ripgrep ")
+    assert rest == ["/usr/local/bin/erp", "no-bwrap"]
+    again = ensure_variant(docker_client, "agent-codex")
     assert not again.built and again.id == ref.id
 
 

@@ -12,9 +12,15 @@ manual lines cannot post to them (`control_account`), and an entry that carries 
 postings — any system entry, or an entry touching a control account — cannot be reversed here
 (`subledger_entry`): its own document (void the invoice, reverse the receipt …) undoes it, so
 every control account stays tied to its subledger.
+
+The journal's counterparties (`actors`, from the sections in `world`): a reviewer returns or
+approves (and posts) submitted manual entries, and periods are closed on set days.
 """
 from __future__ import annotations
 
+# The counterparties last, after every domain the journal's tables pulled in (the world sections and
+# actors register in import order, as the flat `journal_review` module did after `journal`).
+from . import actors, world  # noqa: E402, F401  (the reviewer and the period close; the sections they read)
 from .routes import router
 from .schemas import NoteIn
 from .service import approve_entry, close_period, post_entry, return_entry

@@ -139,9 +139,9 @@ def lab(docker_client, images, tmp_path_factory):
     scenario, and a systems file with one command system per case."""
     from escape_support import escape_scenario
 
+    from orchestrator.attempt.inputs import load_task_pack
     from orchestrator.backends.docker.sandbox import DockerBackend
     from orchestrator.config import Images, RuntimeConfig
-    from orchestrator.inputs import load_task_pack
 
     root = tmp_path_factory.mktemp("integrity")
     campaign = f"pytest-integrity-{uuid.uuid4().hex[:8]}"

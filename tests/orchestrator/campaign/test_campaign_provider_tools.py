@@ -11,9 +11,9 @@ import pytest
 import yaml
 from campaign_support import declare, write_attempt
 
+from orchestrator.attempt.inputs import systems_identity
 from orchestrator.campaign.declaration import CampaignDeclaration, plan_attempts, write_declaration
 from orchestrator.campaign.ledger import build_line
-from orchestrator.campaign.runtime import systems_identity
 from orchestrator.campaign.summary import compute_summary
 from orchestrator.cells import parse_cell
 from orchestrator.model_access import ModelAccessError, load_model_access

@@ -114,7 +114,7 @@ def test_the_sweep_prefix_is_the_start_of_every_runtime_id(rep: int):
 
 
 def test_a_node_with_other_sources_is_refused():
-    from orchestrator.campaign.runtime import task_info
+    from orchestrator.attempt.inputs import task_info
     from orchestrator.campaign.sources import source_parts
 
     ident = _ident()

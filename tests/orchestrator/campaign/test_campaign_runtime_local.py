@@ -42,7 +42,7 @@ def _scheduler(tmp_path: Path, fake, label: str, concurrency: int = 2, backend_n
     runtime.prepare_backend(backend)
     cache = runtime.ScenarioCache()
     cache.put("fake", None, scenario)
-    runner = runtime.make_runner(backend=backend, runs_root=runs, label=label, turn_timeout_s=None, systems_file=None,
+    runner = runtime.make_job(backend=backend, runs_root=runs, label=label, turn_timeout_s=None, systems_file=None,
                                  config=config, scenarios=cache, extra={"task": task, "grade": False})
     return Scheduler(runs_root=runs, label=label, runner=runner, concurrency=concurrency, infra_retries=1,
                      fatal=(runtime.FatalCampaignError,))

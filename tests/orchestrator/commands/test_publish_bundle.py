@@ -152,6 +152,27 @@ def test_bundle_holds_what_a_reader_needs(bundle) -> None:
     assert manifest["files"][leak.relative_to(out).as_posix()]["mode"] == "redacted"
 
 
+def test_the_adapter_settings_are_in_the_bundle(bundle) -> None:
+    """Issue 31: a command system's harness, model and limits beside its usage, per turn (turns.jsonl,
+    result.json), as declared (summary.json's cell), and on the report's attempt page."""
+    c, out = bundle
+    folder = out / "tiny-model-agent__payment-run" / "seed-0" / "rep-1"
+    turns = [json.loads(t) for t in (folder / "turns.jsonl").read_text().splitlines()]
+    assert turns and all(t["adapter"]["model"] == "fake-claude" and t["adapter"]["harness"] is None
+                         and t["adapter"]["turn_timeout_s"] == t["budget_s"] and t["usage"]["source"] == "gateway"
+                         for t in turns)
+    assert [t["adapter"] for t in json.loads((folder / "result.json").read_text())["turns"]] == \
+        [t["adapter"] for t in turns]
+    summary = json.loads((out / "summary.json").read_text())
+    declared = summary["cells"]["tiny-model-agent:payment-run"]["adapter"]
+    assert declared["system"] == "tiny-model-agent" and declared["model"] == "fake-claude"
+    assert summary["cells"]["oracle:payment-run"]["adapter"] is None  # a scripted policy has no adapter
+    oracle_turns = (out / "oracle__payment-run/seed-0/rep-1/turns.jsonl").read_text().splitlines()
+    assert all("adapter" not in json.loads(t) for t in oracle_turns)
+    pages = [p.read_text() for p in (out / "report_files").glob("*.html")]
+    assert sum("Adapter settings and limits" in page for page in pages) == 1
+
+
 def test_no_credential_or_restricted_value_anywhere_in_the_bundle(bundle) -> None:
     from orchestrator.grading.restricted_forms import Forms, find_digits
 

@@ -17,34 +17,14 @@ from functools import partial
 
 from sqlalchemy import func, select
 
-from ..kernel.schema import status_history
-from ..kernel.tx import Tx
-from ..sim import Day, SectionModel, actor, world_section
-from .journal import NoteIn, approve_entry, attachments, close_period, post_entry, return_entry
-from .ledger import journal_entries
-
-
-class JournalReviewer(SectionModel):
-    """``journal_reviewer``: who reviews submitted manual entries, after how many calendar days,
-    whether support is required, and whether approved entries are posted."""
-
-    user: str | None = None
-    after_days: int = 1
-    require_support: bool = True
-    post: bool = True
-    note: str = "Returned: no support is attached. Attach the document behind the entry and resubmit."
-
-
-class PeriodClose(SectionModel):
-    """One scheduled close: the period, the day it is closed and by whom."""
-
-    period: str
-    on: str
-    user: str
-
-
-world_section("journal_reviewer", JournalReviewer, owner=__name__, doc="who reviews submitted journal entries")
-world_section("period_closes", list[PeriodClose], owner=__name__, doc="periods closed on set days")
+from ...kernel.schema import status_history
+from ...kernel.tx import Tx
+from ...sim import Day, actor
+from ..ledger import journal_entries
+from .schemas import NoteIn
+from .service import approve_entry, close_period, post_entry, return_entry
+from .tables import attachments
+from .world import JournalReviewer
 
 
 def _submitted_on(tx: Tx, entry_id: str) -> str | None:
