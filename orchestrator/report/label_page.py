@@ -30,7 +30,7 @@ from orchestrator.report.statistics import (
     times_table,
     totals_table,
 )
-from orchestrator.review.decisions import Decision, ReviewError
+from orchestrator.review.decisions import Decision, ReviewError, latest
 from orchestrator.review.decisions import read as read_decisions
 
 PAGES_DIR = "report_files"  # attempt pages, beside report.html ("Save page" convention)
@@ -119,9 +119,11 @@ def attempts_table(lines: list[dict[str, Any]], pages: str | None) -> str:
 
 
 def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any]], provenance: dict[str, Any] | None,
-                  *, pages: str | None = None, delta: dict[str, Any] | None = None, review: str = "") -> str:
+                  *, pages: str | None = None, delta: dict[str, Any] | None = None, review: str = "",
+                  source_reviews: dict[tuple[str, str], str] | None = None) -> str:
     """The report's HTML text; `pages` is the folder (relative to it) holding the attempt pages;
-    `delta` the delta.json of a rescored label; `review` the failure review's section
+    `delta` the delta.json of a rescored label, `source_reviews` its source label's review
+    decisions (beside each flip); `review` the failure review's section
     (orchestrator/report/review_view.py)."""
     cells = summary.get("cells", {})
     prov = provenance or {}
@@ -143,7 +145,7 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
         + "</p>",
     ]
 
-    out.append(delta_view(delta))
+    out.append(delta_view(delta, source_reviews))
     out.append("<h2>Cells</h2>" + cells_table(cells))
     totals = summary.get("totals") or {}
     if totals and all(isinstance(t, dict) for t in totals.values()):
@@ -303,8 +305,12 @@ def write_report(runs_root: Path, label: str, out: Path | None = None, *, title:
     delta_path = root / DELTA_FILE  # a rescored label's (orchestrator/regrade/)
     delta = json.loads(delta_path.read_text()) if delta_path.is_file() else None
     review = review_section(title or label, lines, decisions, pages=PAGES_DIR, problem=problem)
+    source_reviews = None
+    if delta and (runs_root / str(delta.get("source_label"))).is_dir():  # the decisions that asked for the change
+        source_decisions, _ = _decisions(runs_root / str(delta.get("source_label")))
+        source_reviews = {k: f"{d.label}: {d.note} ({d.who})" for k, d in latest(source_decisions).items()}
     target.write_text(render_report(title or label, summary, lines, provenance, pages=PAGES_DIR, delta=delta,
-                                    review=review),
+                                    review=review, source_reviews=source_reviews),
                       encoding="utf-8")
     return target
 
