@@ -148,8 +148,25 @@ def test_an_attempt_shows_projections_clauses_and_the_audit_rows_behind_a_breach
     assert str(breach["name"]) in out and "audit rows behind the breach" in out and "BREACH" in out
 
 
-def test_verify_refuses_a_decision_on_a_passed_check_and_the_bundle_carries_the_file(runs, shared, tmp_path, capsys):
+def test_verify_refuses_a_decision_on_a_check_that_passed(runs, capsys):
     null, oracle = _line(runs, "null:payment-run"), _line(runs, "oracle:payment-run")
+    assert _review(runs, "--attempt", null["attempt_id"], "--check", str(failed_checks(null)[0]["name"]),
+                   "--decision", "agent_wrong") == 0
+    capsys.readouterr()
+    assert main(["export", "--verify", LABEL, "--runs-root", str(runs)]) == 0, capsys.readouterr().err
+    # A hand-written line on a check that passed: export --verify names it.
+    row = json.loads((runs / LABEL / DECISIONS_FILE).read_text().splitlines()[0])
+    with (runs / LABEL / DECISIONS_FILE).open("a") as fh:
+        fh.write(json.dumps({**row, "attempt_id": oracle["attempt_id"], "check": str(oracle["checks"][0]["name"])}) + "\n")
+    capsys.readouterr()
+    assert main(["export", "--verify", LABEL, "--runs-root", str(runs)]) == 1
+    err = capsys.readouterr().err
+    assert f"{DECISIONS_FILE} line 2: check" in err and "did not fail" in err
+
+
+@pytest.mark.heavy  # publishes the whole test campaign: ~40 s here
+def test_the_bundle_carries_the_decisions_redacted_and_verified(runs, shared, tmp_path, capsys):
+    null = _line(runs, "null:payment-run")
     check = str(failed_checks(null)[0]["name"])
     assert _review(runs, "--attempt", null["attempt_id"], "--check", check, "--decision", "task_wrong", "--kind",
                    "task_bug", "--note", f"the agent's log quotes {shared.real_key}") == 0
@@ -160,14 +177,11 @@ def test_verify_refuses_a_decision_on_a_passed_check_and_the_bundle_carries_the_
     published = (out / DECISIONS_FILE).read_text()
     assert shared.real_key not in published and json.loads(published)["check"] == check
     assert "the agent's log quotes" in published
+    page = (out / "report_files" / f"{null['attempt_id']}.html").read_text()
+    assert "task_wrong (task_bug)" in page and shared.real_key not in page
     capsys.readouterr()
     assert main(["export", "--verify", str(out)]) == 0, capsys.readouterr().err
-
-    # A hand-written line on a check that passed, in the label: export --verify names it.
-    row = json.loads((runs / LABEL / DECISIONS_FILE).read_text().splitlines()[0])
-    with (runs / LABEL / DECISIONS_FILE).open("a") as fh:
-        fh.write(json.dumps({**row, "attempt_id": oracle["attempt_id"], "check": str(oracle["checks"][0]["name"])}) + "\n")
-    capsys.readouterr()
-    assert main(["export", "--verify", LABEL, "--runs-root", str(runs)]) == 1
-    err = capsys.readouterr().err
-    assert f"{DECISIONS_FILE} line 2: check" in err and "did not fail" in err
+    # An edited decision in the bundle is caught (the manifest's hash).
+    (out / DECISIONS_FILE).write_text(published.replace("task_bug", "alternative"))
+    assert main(["export", "--verify", str(out)]) == 1
+    assert f"{DECISIONS_FILE}: altered" in capsys.readouterr().err
