@@ -24,6 +24,7 @@ from orchestrator.attempt.adapter_record import AdapterSettings
 from orchestrator.cells import Cell
 from orchestrator.errors import AttemptOutcome, TurnFacts
 from orchestrator.identity import AttemptIdentity
+from orchestrator.trajectory.mismatch import TranscriptMismatch
 
 # 2: the identity embedded (attempt_id is the identity's; the try's id is run_id; task_version text).
 RECORD_SCHEMA = 2
@@ -139,6 +140,7 @@ class Hashes(_Record):
     final_db: str | None = None
     canonical_db: str | None = None
     workspace: str | None = None
+    trajectory: str | None = None  # trajectory.json (orchestrator/trajectory/), bound to the result through it
 
 
 class _IdentifiedRecord(_Record):
@@ -199,7 +201,8 @@ class ResultRecord(_IdentifiedRecord):
     never reached a result of its own (`written_by: "campaign"`, no isolation)."""
 
     _optional: ClassVar[frozenset[str]] = frozenset(
-        {"fault_metrics", "grade_note", "grade_passed", "error", "teardown_problems", "written_by", "rescored_from"})
+        {"fault_metrics", "grade_note", "grade_passed", "error", "teardown_problems", "written_by", "rescored_from",
+         "transcript_mismatch"})
 
     isolation: str | None
     outcome: AttemptOutcome
@@ -221,11 +224,16 @@ class ResultRecord(_IdentifiedRecord):
     error: ErrorRecord | None = None
     teardown_problems: list[str] = Field(default_factory=list)
     written_by: str | None = None  # "campaign": the runner raised, or the scenario could not be built
+    # The harness's own transcript and the gateway's ledger disagree (issue 32); None when they agree
+    # or the system reports nothing to compare.
+    transcript_mismatch: TranscriptMismatch | None = None
     # A rescored attempt (orchestrator/regrade/): the source label, attempt id and result.json SHA-256.
     rescored_from: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = super().to_json()
+        if data.get("hashes", {}).get("trajectory") is None:
+            data.get("hashes", {}).pop("trajectory", None)  # an attempt without a trajectory keeps the old shape
         if self.error is not None:
             data["error"] = self.error.to_json()
         return data

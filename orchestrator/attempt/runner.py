@@ -76,6 +76,7 @@ from orchestrator.logs import AttemptLog, get_logger
 from orchestrator.paths import AttemptPaths
 from orchestrator.services.erp import ERP, ErpEndpoints, ErpLaunch, erp_service
 from orchestrator.services.mcp import MCP, McpEndpoints, open_mcp
+from orchestrator.trajectory.record import record_trajectory_safely
 
 log = get_logger(__name__)
 
@@ -176,6 +177,7 @@ class AttemptRun:
         self.outcome: AttemptOutcome | None = None
         self.error: ErrorRecord | None = None
         self.teardown_problems: list[str] = []
+        self.turn_windows: dict[int, tuple[float, float]] = {}  # each turn's wall-clock span (orchestrator/trajectory/)
 
     # -- the run -----------------------------------------------------------------------------------
 
@@ -221,7 +223,7 @@ class AttemptRun:
                 if self.teardown() and interrupted is None:
                     interrupted = KeyboardInterrupt("interrupted during teardown")
                 self.clock.timings["total_s"] = time.monotonic() - t_start
-            result = self._safe_result_record()
+            result = self._with_trajectory(self._safe_result_record())
             log.info("attempt_finished", outcome=result.outcome, passed=result.passed, duration_s=result.timings.get("total_s"))
             write_json(self.paths.result_json, result.to_json())  # last
         if interrupted is not None:
@@ -351,6 +353,7 @@ class AttemptRun:
                                       str(turn.raw.get("from_name") or turn.raw.get("from_user") or ""), budget)
         else:
             run = sandbox.run_turn(launch)
+        self.turn_windows[turn.n] = (turn_wall_start, time.time())
         # Facts the agent cannot write decide who caused what (orchestrator.integrity): the state
         # of the services the agent talks to and the engine's events, never the turn's folders.
         failures: dict[str, tuple[ServiceUnhealthy, ServiceDeath | None]] = {}
@@ -506,8 +509,7 @@ class AttemptRun:
     # -- the record --------------------------------------------------------------------------------
 
     def _safe_result_record(self) -> ResultRecord:
-        """`result_record()`, or, if what the phases left does not validate (our bug), an
-        infra_error record saying so: result.json is written whatever happened."""
+        """`result_record()`, or, if what the phases left does not validate (our bug), an infra_error record saying so."""
         try:
             return self.result_record()
         except ValidationError as exc:
@@ -516,6 +518,13 @@ class AttemptRun:
             self.error = ErrorRecord(phase=Phase.GRADE.value, kind="infra_error", exception="ValidationError", message=str(exc))
             self.turn_records = [t for t in self.turn_records if isinstance(t, TurnRecord)]
             return self.result_record()
+
+    def _with_trajectory(self, result: ResultRecord) -> ResultRecord:
+        """trajectory.json beside the result, the transcript checked against the gateway's ledger (issue 32)."""
+        digest, mismatch, problems = record_trajectory_safely(self.paths.root, result.to_json(), windows=self.turn_windows,
+                                                              grading_date=getattr(self.resolved, "meta", {}).get("grading_date"))
+        return result.model_copy(update={"transcript_mismatch": mismatch, "teardown_problems": result.teardown_problems + problems,
+                                         "hashes": result.hashes.model_copy(update={"trajectory": digest})})
 
     def result_record(self) -> ResultRecord:
         """result.json from what the phases left."""

@@ -5,7 +5,7 @@ ledger, then `provenance.json`. `verify_label` checks, without trusting any of t
 the ledger's hash against provenance (naming the lines that differ), each line's canonical form,
 the ledger order and the absence of duplicates, the completeness of the matrix against
 `campaign.json`, each line against its attempt folder when the folders are present, the review
-decisions (`review.jsonl`, orchestrator/review/decisions.py) against the ledger, and the summary
+decisions (`reviews.jsonl`, orchestrator/review/decisions.py) against the ledger, and the summary
 recomputed from the ledger against `summary.json`.
 """
 from __future__ import annotations
@@ -213,7 +213,7 @@ def verify_label(runs_root: Path, label: str, *, check_folders: bool = True) -> 
                     f"line {ln['_line']}: differs from attempt folder {folder.relative_to(runs_root)}: " + "; ".join(diffs)
                 )
 
-    # 5. the review decisions (review.jsonl): well-formed, on real attempts and failed checks
+    # 5. the review decisions (reviews.jsonl): well-formed, on real attempts and failed checks
     from orchestrator.review.decisions import problems as review_problems
 
     report.problems += review_problems(root, lines)

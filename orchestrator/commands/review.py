@@ -7,7 +7,7 @@
     orchestrate review LABEL --attempt A --check C --decision task_wrong --kind alternative --note "..."
                                                   record one decision without a prompt
 
-Decisions go to `runs/<label>/review.jsonl` (append-only; orchestrator/review/decisions.py);
+Decisions go to `runs/<label>/reviews.jsonl` (append-only; orchestrator/review/decisions.py);
 `orchestrate report LABEL` shows them. Exit status (docs/exit-codes.md): 0 done, 2 bad input (no
 such label, an unknown attempt or check, a check that passed, an unknown decision or kind; nothing
 is written). Never needs the container engine.
@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--decision", help="agent_wrong or task_wrong (records one decision, no prompt)")
     p.add_argument("--kind", help="with task_wrong: alternative, handbook_gap or task_bug")
     p.add_argument("--note", default="", help="why (required with task_wrong)")
-    p.add_argument("--reviewer", help="who decides (default: $USER)")
+    p.add_argument("--reviewer", "--by", dest="reviewer", help="who decides (default: $USER)")
     p.set_defaults(func=run)
 
 

@@ -9,7 +9,7 @@ Layout (the label's own layout, so the ledger's checks run on it unchanged)::
     DIR/conditions.json    conditions (fault specifications), budgets, seeds, repetitions
     DIR/redaction.json     per file, how many credentials / restricted values were taken out
     DIR/report.html  DIR/report_files/                    the report, rendered from the bundle
-    DIR/review.jsonl       the failure review's decisions (orchestrator/review/), redacted like the traces
+    DIR/reviews.jsonl       the failure review's decisions (orchestrator/review/), redacted like the traces
     DIR/validation/record-<hash>.json  the validation record(s) given with --validation, byte for
                            byte (orchestrator/validation_record.py): checked against the campaign
     DIR/<cell>/seed-<n>/rep-<k>/                          each attempt: result.json, audit.jsonl,

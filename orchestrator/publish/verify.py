@@ -10,7 +10,8 @@ Needs nothing but the bundle (and, with `--regrade`, this project's task packs a
 3. Each ledger line agrees with its attempt's published files: the line rebuilt from the
    published result.json, and the hashes the line records for result.json, final.db and every
    workspace file equal the originals the manifest records for them (copied, redacted or
-   withheld alike).
+   withheld alike). The trajectory is the one result.json binds (`hashes.trajectory`) and agrees,
+   step by step, with the published gateway ledger, audit log and result (issue 32).
 4. `--regrade`: every published final database is graded again with this checkout's grader
    against a scenario generated here from the same task tree, and every verdict, check, breach
    and fault metric must come out the same. The checks that judge the restricted values the
@@ -96,6 +97,7 @@ def _lines_against_files(report: BundleReport, bundle: Path, manifest: dict[str,
         for wrel, digest in sorted((hashes.get("workspace") or {}).items()):
             if _original(manifest, f"{rel}/workspace/{wrel}") != digest:
                 report.problems.append(f"{rel}/workspace/{wrel}: not the file the ledger's line {n} records")
+        report.problems += _trajectory(folder, rel, manifest)
         if (folder / "result.json").is_file() and (manifest.get("files") or {}).get(f"{rel}/result.json", {}).get("mode") == "copy":
             try:
                 line = build_line(ident, folder)
@@ -107,6 +109,25 @@ def _lines_against_files(report: BundleReport, bundle: Path, manifest: dict[str,
                 keep = {k: v for k, v in ln.items() if k != "hashes"}
                 if canonical_json({k: v for k, v in rebuilt.items() if k != "hashes"}) != canonical_json(keep):
                     report.problems.append(f"{rel}/result.json: differs from the ledger's line {n}")
+
+
+def _trajectory(folder: Path, rel: str, manifest: dict[str, Any]) -> list[str]:
+    """The attempt's trajectory is the one its result.json binds (by the original's SHA-256), and
+    agrees with the published ledger, audit log and result step by step (orchestrator/trajectory/verify.py)."""
+    from orchestrator.trajectory.verify import trajectory_problems
+
+    try:
+        bound = (json.loads((folder / "result.json").read_text(encoding="utf-8")).get("hashes") or {}).get("trajectory")
+    except (OSError, ValueError):
+        return []  # the result's own problems are reported above
+    name = f"{rel}/trajectory.json"
+    if bound is None:
+        return [f"{name}: present, but its result.json binds no trajectory"] if (folder / "trajectory.json").is_file() else []
+    if _original(manifest, name) != bound:
+        return [f"{name}: not the trajectory its result.json records (SHA-256 of the original)"]
+    if not (folder / "trajectory.json").is_file():
+        return []  # withheld: bound by its hash only
+    return [f"{name}: {p}" for p in trajectory_problems(folder)]
 
 
 def _validation(report: BundleReport, bundle: Path, manifest: dict[str, Any], declaration: dict[str, Any]) -> None:

@@ -9,5 +9,6 @@ Modules:
 - `delta`    which attempts and checks flipped, per cell, with each check's detail before and after
 
 May import: the orchestrator's root modules, `campaign` (records, export), `grading`, `inputs`
-(task pack and scenario), `tasks`. Nothing outside `regrade` imports it but the commands and the report.
+(task pack and scenario), `tasks`, `trajectory` (a copied trajectory under its new verdict).
+Nothing outside `regrade` imports it but the commands and the report.
 """

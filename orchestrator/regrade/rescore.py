@@ -30,6 +30,7 @@ from orchestrator.campaign.spec import check_label
 from orchestrator.hashing import sha256_bytes
 from orchestrator.identity import AttemptIdentity, retry_dirs
 from orchestrator.regrade.delta import DELTA_FILE, build_delta
+from orchestrator.trajectory.record import retarget_trajectory
 
 RESCORING_KEY = "rescoring"
 REGRADED = frozenset({"graded", "agent_error"})  # the outcomes a grader verdict stands in
@@ -188,6 +189,9 @@ def regrade_label(runs_root: Path, source: str, target: str, *,
                     reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
                     outcome.not_regradable.append({"attempt_id": ident.attempt_id, "reason": reason})
             after = rescored_result(record, graded, identity=new_ident, target=target, origin=origin, reason=reason)
+            digest = retarget_trajectory(dst, after.to_json())  # the copied trajectory under the new verdict (issue 32)
+            if digest is not None:
+                after = after.model_copy(update={"hashes": after.hashes.model_copy(update={"trajectory": digest})})
             write_json(dst / "result.json", after.to_json())
             pairs.append((where, before, after.to_json()))
         write_declaration(dst_root, _declaration(source_decl, target, source, here, sources_now, ledger_sha,

@@ -4,7 +4,7 @@ Verdict and identity (cell, interface, condition, isolation); every check with i
 findings; for each failed state check the agent's projection beside the reference (rows that
 differ are marked); the turns with durations, usage and exit status; probes (requests the ERP's
 hard controls refused) and breaches with the audit rows that caused them; fault metrics and the
-fault records. Read from the attempt folder (contracts §9) — in a publication bundle, from its
+fault records; the transcript (orchestrator/report/transcript.py). Read from the attempt folder (contracts §9) — in a publication bundle, from its
 redacted copies — and rendered as one self-contained HTML page (no script, no external asset).
 """
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.report.charts import CSS, esc, plain
+from orchestrator.report.transcript import TRANSCRIPT_CSS, transcript_section
 
 STATE_TYPES = ("state_set", "state_values", "state_unchanged", "state_rows")
 AUDIT_COLUMNS = ("id", "business_date", "actor", "method", "path", "action", "object", "outcome", "status",
@@ -183,7 +184,7 @@ def render_attempt_page(folder: Path, line: dict[str, Any], *, label: str, index
 
     `projections_of` maps a check's name to its projection (from the task pack); without it, a
     failed state check shows every projection whose agent and reference copies differ. `review`
-    maps a failed check to the HTML of its review decision (orchestrator/report/review_view.py).
+    maps a failed check to the HTML of its review decision (orchestrator/report/review.py).
     """
     result = json.loads((folder / "result.json").read_text(encoding="utf-8")) if (folder / "result.json").is_file() else {}
     ident = line.get("identity") or {}
@@ -192,7 +193,7 @@ def render_attempt_page(folder: Path, line: dict[str, Any], *, label: str, index
     by_id = {r.get("id"): r for r in audit}
     out = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>{esc(line.get('attempt_id'))}</title><style>{CSS}</style></head><body>",
+        f"<title>{esc(line.get('attempt_id'))}</title><style>{CSS}{TRANSCRIPT_CSS}</style></head><body>",
         f"<p class='meta'><a href='{esc(index_href)}'>&larr; campaign {esc(label)}</a></p>",
         f"<h1>{esc(ident.get('cell'))} · seed {esc(ident.get('seed'))} · rep {esc(ident.get('rep'))}</h1>",
         f"<p>Verdict: <span class='{cls}'>{esc(verdict)}</span></p>",
@@ -236,6 +237,7 @@ def render_attempt_page(folder: Path, line: dict[str, Any], *, label: str, index
 
     out.append("<h2>Turns</h2>" + _turns_table(result.get("turns") or line.get("turns") or []))
     out.append(_adapter_table(result.get("turns") or line.get("turns") or []))
+    out.append(transcript_section(folder, result))
 
     breaches = [b for b in result.get("breaches") or [] if isinstance(b, dict)]
     out.append(f"<h2>Breaches ({len(breaches)})</h2>")

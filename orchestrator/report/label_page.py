@@ -22,7 +22,7 @@ from orchestrator.report.attempt_page import render_attempt_page, verdict_text
 from orchestrator.report.charts import CSS, count_chart, esc, pct, plain, rate_chart, turn_time_chart
 from orchestrator.report.checks import per_check_view
 from orchestrator.report.rescoring import banner, delta_view
-from orchestrator.report.review_view import attempt_decisions, review_section
+from orchestrator.report.review import attempt_decisions, review_section
 from orchestrator.report.statistics import (
     comparisons_table,
     denominator_text,
@@ -124,7 +124,7 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
     """The report's HTML text; `pages` is the folder (relative to it) holding the attempt pages;
     `delta` the delta.json of a rescored label, `source_reviews` its source label's review
     decisions (beside each flip); `review` the failure review's section
-    (orchestrator/report/review_view.py)."""
+    (orchestrator/report/review.py)."""
     cells = summary.get("cells", {})
     prov = provenance or {}
     project = prov.get("project") or {}

@@ -1,7 +1,7 @@
 """Failure review: a person's decision on each failed check of a campaign label (issue 33 item 2).
 
 Modules:
-- `decisions`  `review.jsonl` in the label: the append-only decisions (agent_wrong / task_wrong
+- `decisions`  `reviews.jsonl` in the label: the append-only decisions (agent_wrong / task_wrong
                with its kind, a note, who and when), reading them, the latest per attempt × check,
                the counts per check, and the checks `export --verify` runs on the file
 - `material`   what a reviewer reads for one failed attempt: each failed check with the agent's

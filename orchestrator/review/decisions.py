@@ -1,4 +1,4 @@
-"""`review.jsonl`: the reviewers' decisions on a label's failed checks, append-only.
+"""`reviews.jsonl`: the reviewers' decisions on a label's failed checks, append-only.
 
 One JSON object per line::
 
@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-DECISIONS_FILE = "review.jsonl"
+DECISIONS_FILE = "reviews.jsonl"
 SCHEMA = 1
 AGENT_WRONG = "agent_wrong"
 TASK_WRONG = "task_wrong"
@@ -95,10 +95,10 @@ def read_ledger(root: Path) -> list[dict[str, Any]]:
 
 
 def failed_checks(line: dict[str, Any]) -> list[dict[str, Any]]:
-    """The checks that failed in a graded attempt (none for an attempt that was not graded)."""
+    """The checks that failed (or were a breach) in a graded attempt (none for one not graded)."""
     if line.get("outcome") not in GRADED_OUTCOMES:
         return []
-    return [c for c in line.get("checks") or [] if isinstance(c, dict) and not c.get("passed")]
+    return [c for c in line.get("checks") or [] if isinstance(c, dict) and (not c.get("passed") or c.get("breach"))]
 
 
 def failed_attempts(lines: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -149,7 +149,7 @@ def _problems_of(row: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> list[
     if check is None:
         known = ", ".join(sorted(c for c, v in names.items() if not v.get("passed"))) or "none"
         out.append(f"check {row['check']!r} is not a check of attempt {row['attempt_id']} (its failed checks: {known})")
-    elif check.get("passed") or line.get("outcome") not in GRADED_OUTCOMES:
+    elif check not in failed_checks(line):
         out.append(f"check {row['check']!r} did not fail in attempt {row['attempt_id']}: only failed checks are reviewed")
     return out
 

@@ -117,6 +117,21 @@ def test_claude_code_payment_run_through_the_gateway(runtime, inputs, tmp_path) 
     assert total["output_tokens"] == sum(r["output_tokens"] for r in ledger)
     assert total["cost_usd"] == pytest.approx(sum(r["cost_usd"] for r in ledger)) and total["cost_usd"] > 0
     assert total["price_version"] == "2026-12-01"
+    # The trajectory (issue 32): valid ATIF v1.7, its model steps the ledger's rows with their
+    # figures, its ERP results the audit log's agent requests in order; the transcript agrees.
+    from orchestrator.trajectory.atif import atif_problems
+    from orchestrator.trajectory.verify import trajectory_problems
+
+    assert "transcript_mismatch" not in rec, rec.get("transcript_mismatch")
+    doc = json.loads((p.root / "trajectory.json").read_text())
+    assert atif_problems(doc) == [] and trajectory_problems(p.root) == []
+    model = [s for s in doc["steps"] if (s.get("extra") or {}).get("gateway")]
+    assert [(s["metrics"]["prompt_tokens"], s["metrics"]["completion_tokens"]) for s in model] == [
+        (r["prompt_tokens"], r["output_tokens"]) for r in lines(p.root / "gateway.jsonl")]
+    erp = [r["extra"]["erp"]["audit_id"] for s in doc["steps"] for r in (s.get("observation") or {}).get("results", [])
+           if "erp" in (r.get("extra") or {})]
+    assert erp == [e["id"] for e in api]
+    assert model[0]["tool_calls"][0]["arguments"]["command"] == "erp whoami" and doc["agent"]["version"] != "unknown"
     # No key is written to any record of the attempt.
     blob = "\n".join(f.read_text(errors="replace") for f in p.root.rglob("*") if f.is_file() and f.suffix != ".db")
     assert "pbv-" not in blob

@@ -137,3 +137,24 @@ def test_a_source_that_does_not_verify_is_not_rescored(runs: Path, tmp_path: Pat
     with pytest.raises(RegradeError, match="does not verify"):
         regrade_label(copy, SOURCE, "after-tamper")
     assert not (copy / "after-tamper").exists()
+
+
+def test_a_task_wrong_decision_then_a_loosened_version_flips_exactly_that_check(runs: Path):
+    """The review's `task_wrong` is the input of a new task version; its regrade flips that
+    attempt's verdict on that check and nothing else. (Runs last: it appends to the source's
+    reviews.jsonl, which no other test reads.)"""
+    from orchestrator.review.decisions import failed_checks, read, read_ledger
+
+    [(line, failed)] = [(ln, c) for ln in read_ledger(runs / SOURCE) for c in failed_checks(ln)]
+    assert (line["identity"]["cell"], failed["name"]) == (NEG, LOOSENED)
+    assert main(["review", SOURCE, "--attempt", line["attempt_id"], "--check", LOOSENED, "--decision", "task_wrong",
+                 "--kind", "alternative", "--note", "a run dated the day after is allowed by PAY-2", "--by", "ana",
+                 "--runs-root", str(runs)]) == 0
+    [decision] = read(runs / SOURCE)
+    regrade_label(runs, SOURCE, "after-review", inputs=_loosened)
+    delta = json.loads((runs / "after-review" / "delta.json").read_text())
+    flipped = [(cell, a["source_attempt_id"]) for cell, e in delta["cells"].items() for a in e["attempts"]
+               if a["passed_before"] != a["passed_after"]]
+    assert flipped == [(NEG, decision.attempt_id)]
+    [attempt] = delta["cells"][NEG]["attempts"]
+    assert [c["check"] for c in attempt["checks"]] == [decision.check]

@@ -1,4 +1,4 @@
-"""The failure review in the report: the decisions of `review.jsonl` (orchestrator/review/).
+"""The failure review in the report: the decisions of `reviews.jsonl` (orchestrator/review/).
 
 On the label's page, per task and check: failed attempts, how many were judged `agent_wrong`,
 `task_wrong` (by kind) and how many are unreviewed, then every `task_wrong` decision with its
@@ -55,7 +55,7 @@ def review_section(label: str, lines: list[dict[str, Any]], decisions: list[Deci
     out.append(f"<p class='meta'>Record a decision in a terminal: <code>orchestrate review {esc(shlex.quote(label))}</code> "
                "walks through the unreviewed failed checks; each attempt's page gives the one-line command for each of "
                "its failed checks. A later decision on the same check supersedes the earlier one "
-               "(<code>review.jsonl</code> keeps them all); run <code>orchestrate report</code> again to see it here.</p>")
+               "(<code>reviews.jsonl</code> keeps them all); run <code>orchestrate report</code> again to see it here.</p>")
     return "".join(out)
 
 
