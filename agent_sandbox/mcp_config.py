@@ -7,7 +7,8 @@ own configuration, naming the server `bb-erp` and sending the agent's token as i
 - Claude Code: `$HOME/.pb-mcp.json` (`{"mcpServers": {"bb-erp": {"type": "http", ...}}}`),
   passed as `--mcp-config FILE --strict-mcp-config` (no other server is loaded);
 - Codex: a `[mcp_servers.bb-erp]` table in `~/.codex/config.toml` (streamable HTTP `url` and
-  `http_headers`).
+  `http_headers`, `required`); Codex 0.163 offers the server's tools as one `namespace` tool,
+  `mcp__bb_erp`, whose functions the model calls with that namespace.
 
 Without `ERP_MCP_URL` (a `cli` cell) nothing is written and the command lines are unchanged.
 """
@@ -66,5 +67,9 @@ def codex_mcp_toml(env: Mapping[str, str]) -> str:
         f"url = {toml_string(url)}",
         f"http_headers = {{ Authorization = {toml_string('Bearer ' + token)} }}",
         "startup_timeout_sec = 60",
+        # Required: Codex 0.163 otherwise sends its first requests before the server's tools are
+        # listed (the model never sees them), and a server that cannot start fails the turn
+        # instead of leaving an `mcp` cell without its interface.
+        "required = true",
         "",
     ])

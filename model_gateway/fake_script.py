@@ -170,8 +170,11 @@ def responses_items(step: Step, ident: str) -> list[dict[str, Any]]:
             items.append({"type": "message", "id": f"msg_{ident}_{i}", "status": "completed", "role": "assistant",
                           "content": [{"type": "output_text", "text": b.get("text", ""), "annotations": []}]})
         else:
-            items.append({"type": "function_call", "id": f"fc_{ident}_{i}", "call_id": f"call_{ident}_{i}",
-                          "name": b["name"], "arguments": json.dumps(b["input"]), "status": "completed"})
+            call = {"type": "function_call", "id": f"fc_{ident}_{i}", "call_id": f"call_{ident}_{i}",
+                    "name": b["name"], "arguments": json.dumps(b["input"]), "status": "completed"}
+            if b.get("namespace"):  # a tool of a `namespace` tool (Codex's MCP servers: mcp__<server>)
+                call["namespace"] = b["namespace"]
+            items.append(call)
     return items
 
 

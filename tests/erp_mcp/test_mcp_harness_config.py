@@ -56,7 +56,8 @@ def test_claude_config_file_parses_and_holds_the_server_and_the_bearer_only(tmp_
 def test_codex_table_parses_and_holds_the_server_and_the_bearer_only() -> None:
     table = codex_mcp_toml(ENV)
     assert tomllib.loads(table) == {"mcp_servers": {"bb-erp": {
-        "url": URL, "http_headers": {"Authorization": f"Bearer {TOKEN}"}, "startup_timeout_sec": 60}}}
+        "url": URL, "http_headers": {"Authorization": f"Bearer {TOKEN}"}, "startup_timeout_sec": 60,
+        "required": True}}}  # required: Codex waits for the tools (test_mcp_codex_local)
     no_other_secret(table)
     # Appended to the turn's config.toml, the whole file still parses, with the gateway as the
     # only model provider beside the one MCP server.
@@ -150,4 +151,4 @@ def test_the_codex_harness_writes_the_table_into_its_config(tmp_path: Path, inte
         assert "mcp_servers" not in doc
         return
     assert doc["mcp_servers"] == {"bb-erp": {"url": URL, "http_headers": {"Authorization": f"Bearer {TOKEN}"},
-                                             "startup_timeout_sec": 60}}
+                                             "startup_timeout_sec": 60, "required": True}}

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 from repo_paths import REPO_ROOT
 
-from agent_sandbox.systems import BUILTIN_SYSTEMS
+from agent_sandbox.systems import BUILTIN_SYSTEMS, load_systems
 from orchestrator.attempt.model_run import HARNESS_ORACLE_FILE, harness_oracle_script
 from orchestrator.campaign.spec import spec_from_args
 from orchestrator.cells import Cell
@@ -39,7 +39,7 @@ def test_harness_oracle_is_a_third_kind_of_upstream() -> None:
 def test_the_pilot_campaign_file_declares_the_pilot(monkeypatch: pytest.MonkeyPatch) -> None:
     spec = spec_from_args(str(PILOT_DIR / "campaign.yaml"))
     cells = spec.cell_refs
-    assert {c.task for c in cells} == PILOT_TASKS and {c.system for c in cells} == {"claude-code", "codex"}
+    assert {c.task for c in cells} == PILOT_TASKS and {c.system for c in cells} == {"claude-code", "codex-high"}
     assert len(cells) == 12 and all(c.condition == "clean" and c.interface == "cli" for c in cells)
     assert spec.seeds == [0] and spec.reps == 5 and spec.backend == "docker"
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
@@ -51,8 +51,10 @@ def test_the_pilot_campaign_file_declares_the_pilot(monkeypatch: pytest.MonkeyPa
     keyless = load_model_access(PILOT_DIR / "model-access-harness-oracle.yaml")
     assert all(p.harness_oracle for p in keyless.providers.values())
     # The smoke run plays the same systems and models as the run with keys; only the upstream differs.
-    for name in ("claude-code", "codex"):
-        model = BUILTIN_SYSTEMS[name].model
+    systems = {**BUILTIN_SYSTEMS, **load_systems(Path(spec.systems or ""))}
+    assert systems["codex-high"].limits.declared() == {"reasoning_effort": "high"}  # as the pilot ran Codex
+    for name in ("claude-code", "codex-high"):
+        model = systems[name].model
         assert model is not None
         assert keyless.model_for(model.provider, model.model) == real.model_for(model.provider, model.model)
         assert keyless.budget.max_tokens == real.budget.max_tokens
@@ -97,3 +99,16 @@ def test_an_attempt_takes_its_scenarios_conversation_or_refuses(tmp_path: Path) 
         harness_oracle_script(run_of(tmp_path, Cell("claude-code", "payment-run"), tmp_path / "none"), access, claude)
     real = parse_model_access({"providers": {"anthropic": {"base_url": "https://x", "models": ["m"]}}}, "x")
     assert harness_oracle_script(run, real, claude) is None
+
+
+@pytest.mark.parametrize("extra,why", [
+    (["--harness-oracle", "nobody"], "not a command system that calls a model"),
+    (["--harness-oracle", "claude-code", "--faults", "lost-writes"], "on clean scenarios"),
+    (["--systems", "x.yaml"], "only with --harness-oracle"),
+])
+def test_validate_refuses_bad_harness_oracle_input(extra: list[str], why: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from orchestrator.cli import main
+
+    assert main(["validate", "--tasks", "payment-run", *extra]) == 2
+    assert why in capsys.readouterr().err
