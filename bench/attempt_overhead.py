@@ -117,7 +117,7 @@ def count_creations(client: Any) -> Counter[str]:
     return counts
 
 
-class Runner:
+class BackendBench:
     """Null attempts on one backend."""
 
     def __init__(self, backend_name: str, images: Any, turns: int, task_slug: str | None) -> None:
@@ -190,8 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     from orchestrator.images import ensure_images
 
     images = ensure_images()
-    local = Runner("local", images, args.turns, args.task)
-    dock = Runner("docker", images, args.turns, args.task)
+    local = BackendBench("local", images, args.turns, args.task)
+    dock = BackendBench("docker", images, args.turns, args.task)
     bare = BareDocker(images.agent.tag)
     try:
         bare.sample()  # warm-up (image layers, CLI): not counted

@@ -142,7 +142,7 @@ def run_level(concurrency: int, attempts: int, task: str, runs_root: Path, scena
         executor = ray_executor(ray_address, label, task, scenarios)
         executor.prepare()
     outcomes: list = []
-    sched = Scheduler(runs_root=runs_root, label=label, runner=executor or runner, concurrency=concurrency, infra_retries=0,
+    sched = Scheduler(runs_root=runs_root, label=label, job=executor or runner, concurrency=concurrency, infra_retries=0,
                       on_event=lambda e: outcomes.append(e) if e.kind == "finished" else None,
                       fatal=(runtime.FatalCampaignError,))
     sampler = MemorySampler(client, label)

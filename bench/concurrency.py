@@ -117,7 +117,7 @@ def run_level(level: int, task: str, systems: Path, runs_root: Path, scenarios, 
     runner = runtime.make_job(backend=backend, runs_root=runs_root, label=label, turn_timeout_s=None,
                                  systems_file=str(systems), config=config, scenarios=scenarios)
     finished: list = []
-    sched = Scheduler(runs_root=runs_root, label=label, runner=runner, concurrency=level, infra_retries=0,
+    sched = Scheduler(runs_root=runs_root, label=label, job=runner, concurrency=level, infra_retries=0,
                       on_event=lambda e: finished.append(e) if e.kind == "finished" else None,
                       fatal=(runtime.FatalCampaignError,))
     memory, load = MemorySampler(client, label, interval_s=0.5), LoadSampler()

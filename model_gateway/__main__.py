@@ -1,7 +1,7 @@
 """`python -m model_gateway serve|fake-provider`.
 
     serve --config FILE --secrets-file FILE --proxy-bind HOST:PORT --control-bind HOST:PORT
-          --control-token-file FILE [--ledger FILE] [--prices FILE]
+          --control-token-file FILE [--usage-log FILE] [--prices FILE]
     fake-provider --script FILE --bind HOST:PORT [--record FILE]
 
 Both print one JSON line `{"event": "ready", ...}` when listening (PORT 0 picks a free port).
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--proxy-bind", default="127.0.0.1:0")
     s.add_argument("--control-bind", default="127.0.0.1:0")
     s.add_argument("--control-token-file", type=Path, help="file holding the control token (else env PB_GATEWAY_CONTROL_TOKEN)")
-    s.add_argument("--ledger", type=Path, help="also append ledger rows to this JSONL file")
+    s.add_argument("--usage-log", type=Path, help="also append usage-log rows to this JSONL file")
     s.add_argument("--prices", type=Path, help="the price table (overrides the config's; default: the packaged one)")
     s.add_argument("--log-level", default="warning")
     f = sub.add_parser("fake-provider", help="serve a scripted fake provider (tests)")
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"event": "error", "detail": "no control token"}), flush=True)
         return 2
     return serve(ServeOptions(config=config, secrets=secrets, proxy_bind=args.proxy_bind,
-                              control_bind=args.control_bind, control_token=token, ledger_path=args.ledger,
+                              control_bind=args.control_bind, control_token=token, usage_log_path=args.usage_log,
                               log_level=args.log_level))
 
 

@@ -3,8 +3,8 @@
 | method, path | body / query | answer |
 |---|---|---|
 | GET /control/health | | `{"ok", "attempt_id", "turn", "revoked", "price_version"}` |
-| POST /control/turn | `{"turn": n}` | marks the turn later ledger rows belong to |
-| GET /control/ledger | `?after=SEQ&limit=N` | `{"items": [rows with seq > SEQ], "last_seq"}` |
+| POST /control/turn | `{"turn": n}` | marks the turn later usage-log rows belong to |
+| GET /control/usage-log | `?after=SEQ&limit=N` | `{"items": [rows with seq > SEQ], "last_seq"}` |
 | GET /control/usage | | totals of forwarded calls: requests, tokens, cost_usd |
 | POST /control/revoke | | the virtual key stops working at once (the attempt ended) |
 | POST /control/shutdown | | `{"ok": true}`, then the process exits |
@@ -51,22 +51,22 @@ def create_control_app(state: GatewayState, token: str, stop: Callable[[], None]
 
     @app.get("/control/health", dependencies=guard)
     def health() -> dict:
-        return {"ok": True, "attempt_id": state.config.attempt_id, "turn": state.ledger.turn,
+        return {"ok": True, "attempt_id": state.config.attempt_id, "turn": state.usage_log.turn,
                 "revoked": state.revoked, "price_version": state.prices.version}
 
     @app.post("/control/turn", dependencies=guard)
     def mark_turn(mark: TurnMark) -> dict:
-        state.ledger.turn = mark.turn
-        return {"ok": True, "turn": mark.turn, "seq": len(state.ledger.rows)}
+        state.usage_log.turn = mark.turn
+        return {"ok": True, "turn": mark.turn, "seq": len(state.usage_log.rows)}
 
-    @app.get("/control/ledger", dependencies=guard)
-    def ledger(after: int = Query(0, ge=0), limit: int = Query(1000, ge=1, le=5000)) -> dict:
-        items = state.ledger.after(after, limit)
+    @app.get("/control/usage-log", dependencies=guard)
+    def usage_log(after: int = Query(0, ge=0), limit: int = Query(1000, ge=1, le=5000)) -> dict:
+        items = state.usage_log.after(after, limit)
         return {"items": items, "last_seq": items[-1]["seq"] if items else after}
 
     @app.get("/control/usage", dependencies=guard)
     def usage() -> dict:
-        return asdict(state.ledger.totals) | {"price_version": state.prices.version}
+        return asdict(state.usage_log.totals) | {"price_version": state.prices.version}
 
     @app.post("/control/revoke", dependencies=guard)
     def revoke() -> dict:

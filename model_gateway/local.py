@@ -100,13 +100,13 @@ def start_gateway(config: dict[str, Any], secrets_doc: dict[str, Any], *, workdi
     workdir = workdir or Path(tempfile.mkdtemp(prefix="pb-gateway-"))
     token = secrets.token_urlsafe(24)
     paths = {"config": workdir / "config.json", "secrets": workdir / "secrets.json", "token": workdir / "control-token",
-             "ledger": workdir / "ledger.jsonl"}
+             "usage_log": workdir / "usage-log.jsonl"}
     paths["config"].write_text(json.dumps(config), encoding="utf-8")
     paths["secrets"].write_text(json.dumps(secrets_doc), encoding="utf-8")
     paths["token"].write_text(token, encoding="utf-8")
     handle = _start(["serve", "--config", str(paths["config"]), "--secrets-file", str(paths["secrets"]),
                      "--proxy-bind", f"127.0.0.1:{proxy_port}", "--control-bind", "127.0.0.1:0",
-                     "--control-token-file", str(paths["token"]), "--ledger", str(paths["ledger"])], workdir)
+                     "--control-token-file", str(paths["token"]), "--usage-log", str(paths["usage_log"])], workdir)
     handle.control_token = token
     handle.files = paths
     return handle

@@ -1,7 +1,7 @@
-"""Metering: usage figures read from provider responses (streamed or not) and the ledger.
+"""Metering: usage figures read from provider responses (streamed or not) and the usage log.
 
 The figures are the ones the provider reported in its response, read while the bytes pass
-through (an incremental SSE parser), never estimated. One ledger row per call.
+through (an incremental SSE parser), never estimated. One usage-log row per call.
 
 Token fields of a row, as reported:
 
@@ -24,7 +24,7 @@ from typing import Any
 
 from .prices import PriceTable
 
-# Ledger row statuses. `ok`: the provider answered 2xx. `upstream_status`: it answered with an
+# UsageLog row statuses. `ok`: the provider answered 2xx. `upstream_status`: it answered with an
 # error status (4xx/5xx). `upstream_error`: it could not be reached or broke off mid-answer.
 # `budget_exhausted`: refused by the gateway, a cap was reached. `refused`: the gateway refused
 # the request itself (host, path, key, model) and nothing was sent upstream.
@@ -163,7 +163,7 @@ class UsageReader:
 
 
 @dataclass
-class LedgerRow:
+class UsageRow:
     """One model call (or one refusal) as the gateway saw it."""
 
     seq: int
@@ -192,7 +192,7 @@ class LedgerRow:
         return asdict(self)
 
 
-def priced_row(row: LedgerRow, usage: Usage, prices: PriceTable) -> LedgerRow:
+def priced_row(row: UsageRow, usage: Usage, prices: PriceTable) -> UsageRow:
     """Fill a row's token figures and cost from a call's usage."""
     row.reported = usage.input_tokens is not None or usage.output_tokens is not None
     row.input_tokens = usage.input_tokens or 0
@@ -223,20 +223,20 @@ class Totals:
 
 
 @dataclass
-class Ledger:
-    """The attempt's ledger: rows in memory (for the control API) and optionally a JSONL file."""
+class UsageLog:
+    """The attempt's usage log: rows in memory (for the control API) and optionally a JSONL file."""
 
     path: Path | None = None
-    rows: list[LedgerRow] = field(default_factory=list)
+    rows: list[UsageRow] = field(default_factory=list)
     turn: int | None = None
     totals: Totals = field(default_factory=Totals)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def next_row(self, **fields: Any) -> LedgerRow:
+    def next_row(self, **fields: Any) -> UsageRow:
         """A new row stamped with the current turn (seq is set when it is appended)."""
-        return LedgerRow(seq=0, turn=self.turn, wall_time=time.time(), **fields)
+        return UsageRow(seq=0, turn=self.turn, wall_time=time.time(), **fields)
 
-    def append(self, row: LedgerRow) -> LedgerRow:
+    def append(self, row: UsageRow) -> UsageRow:
         """Record a finished call; updates the totals the budget is checked against."""
         with self._lock:
             row.seq = len(self.rows) + 1

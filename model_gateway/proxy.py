@@ -4,7 +4,7 @@ Every request goes through the same checks, in this order, before anything is se
 method (no CONNECT), request target (origin-form only), Host header, client address, path,
 virtual key, model, the request policy (model_gateway.policy: nothing that makes the provider
 act or fetch outside the attempt), budget. A refusal answers in the error shape of the provider the path
-belongs to and is written to the ledger as `refused` (or `budget_exhausted`).
+belongs to and is written to the usage log as `refused` (or `budget_exhausted`).
 
 Forwarding strips the client's credentials and hop-by-hop headers, injects the real key, asks
 for an uncompressed answer (so usage can be read from the bytes) and passes the answer's bytes
@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 
 from .config import ROUTES, GatewayConfig, GatewaySecrets
-from .metering import Ledger, LedgerRow, UsageReader, priced_row
+from .metering import UsageLog, UsageReader, UsageRow, priced_row
 from .policy import PolicyRefusal, check_request
 from .prices import PriceTable
 
@@ -52,7 +52,7 @@ class GatewayState:
     config: GatewayConfig
     secrets: GatewaySecrets
     prices: PriceTable
-    ledger: Ledger
+    usage_log: UsageLog
     revoked: bool = False
     client: httpx.AsyncClient | None = None
     networks: list[Any] = field(default_factory=list)
@@ -84,13 +84,13 @@ def error_body(provider: str | None, status: int, kind: str, message: str) -> di
 class Refusal(Exception):
     """A request the gateway answers itself."""
 
-    def __init__(self, status: int, kind: str, message: str, *, ledger_status: str = "refused",
+    def __init__(self, status: int, kind: str, message: str, *, log_status: str = "refused",
                  cause: str | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.kind = kind
         self.message = message
-        self.ledger_status = ledger_status
+        self.log_status = log_status
         self.cause = cause
 
 
@@ -156,22 +156,22 @@ class ProxyApp:
         started = time.monotonic()
         route = ROUTES.get(scope.get("path", ""))
         provider = route[0] if route else None
-        row = self.state.ledger.next_row(provider=provider, endpoint=route[1] if route else None, model=None,
+        row = self.state.usage_log.next_row(provider=provider, endpoint=route[1] if route else None, model=None,
                                          stream=False, status="refused", http_status=0)
         try:
             body = await self._check(scope, receive, row)
         except Refusal as refusal:
-            row.status = refusal.ledger_status
+            row.status = refusal.log_status
             row.http_status = refusal.status
             row.detail = refusal.message
             row.cause = refusal.cause
             row.latency_s = round(time.monotonic() - started, 6)
-            self.state.ledger.append(row)
+            self.state.usage_log.append(row)
             await _send_json(send, refusal.status, error_body(provider, refusal.status, refusal.kind, refusal.message))
             return
         await self._forward(scope, send, body, row, started)
 
-    async def _check(self, scope: Scope, receive: Receive, row: LedgerRow) -> bytes:
+    async def _check(self, scope: Scope, receive: Receive, row: UsageRow) -> bytes:
         """Every check before forwarding; returns the request body. Raises Refusal."""
         state, cfg = self.state, self.state.config
         method = scope.get("method", "")
@@ -235,7 +235,7 @@ class ProxyApp:
         return json.dumps(verdict.doc).encode() if verdict.changed else body
 
     def _check_budget(self, provider: str) -> None:
-        budget, totals = self.state.config.budget, self.state.ledger.totals
+        budget, totals = self.state.config.budget, self.state.usage_log.totals
         which = None
         if budget.max_tokens is not None and totals.tokens >= budget.max_tokens:
             which = f"the attempt's token budget is exhausted ({totals.tokens} of {budget.max_tokens} tokens used)"
@@ -247,8 +247,8 @@ class ProxyApp:
         # As the providers answer an exhausted balance: Anthropic 400, OpenAI 429 insufficient_quota
         # (both are treated as final by the CLIs, not retried).
         if provider == "openai":
-            raise Refusal(429, "insufficient_quota", which, ledger_status="budget_exhausted")
-        raise Refusal(400, "invalid_request_error", which, ledger_status="budget_exhausted")
+            raise Refusal(429, "insufficient_quota", which, log_status="budget_exhausted")
+        raise Refusal(400, "invalid_request_error", which, log_status="budget_exhausted")
 
     def _upstream_headers(self, scope: Scope, provider: str) -> list[tuple[str, str]]:
         out = [(k, v) for k, v in _headers(scope) if k not in DROP_REQUEST and not k.startswith("proxy-")]
@@ -258,7 +258,7 @@ class ProxyApp:
             out.append(("x-api-key", real) if provider == "anthropic" else ("authorization", f"Bearer {real}"))
         return out
 
-    async def _forward(self, scope: Scope, send: Send, body: bytes, row: LedgerRow, started: float) -> None:
+    async def _forward(self, scope: Scope, send: Send, body: bytes, row: UsageRow, started: float) -> None:
         state = self.state
         provider = row.provider or ""
         base = state.config.providers[provider].base_url  # type: ignore[index]
@@ -272,7 +272,7 @@ class ProxyApp:
             row.status, row.http_status = "upstream_error", 502
             row.detail = f"upstream unreachable: {type(exc).__name__}"
             row.latency_s = round(time.monotonic() - started, 6)
-            state.ledger.append(row)
+            state.usage_log.append(row)
             message = f"the model provider could not be reached ({type(exc).__name__})"
             await _send_json(send, 502, error_body(provider, 502, "api_error", message))
             return
@@ -307,7 +307,7 @@ class ProxyApp:
                 usage.model = row.model
             row.latency_s = round(time.monotonic() - started, 6)
             priced_row(row, usage, state.prices)
-            state.ledger.append(row)
+            state.usage_log.append(row)
 
 
 async def _send_json(send: Send, status: int, doc: dict[str, Any]) -> None:

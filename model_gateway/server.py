@@ -14,7 +14,7 @@ import uvicorn
 
 from .config import GatewayConfig, GatewaySecrets
 from .control import create_control_app
-from .metering import Ledger
+from .metering import UsageLog
 from .prices import load_prices
 from .proxy import GatewayState, ProxyApp
 
@@ -61,7 +61,7 @@ class ServeOptions:
     proxy_bind: str
     control_bind: str
     control_token: str
-    ledger_path: Path | None = None
+    usage_log_path: Path | None = None
     log_level: str = "warning"
 
 
@@ -71,7 +71,7 @@ def serve(opts: ServeOptions) -> int:
         print(json.dumps({"event": "error", "detail": "control token too short (16+ characters)"}), flush=True)
         return 2
     prices = load_prices(Path(opts.config.prices) if opts.config.prices else None)
-    state = GatewayState(config=opts.config, secrets=opts.secrets, prices=prices, ledger=Ledger(path=opts.ledger_path))
+    state = GatewayState(config=opts.config, secrets=opts.secrets, prices=prices, usage_log=UsageLog(path=opts.usage_log_path))
     servers: list[_Server] = []
 
     def stop() -> None:

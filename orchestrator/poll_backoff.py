@@ -1,7 +1,7 @@
 """The period of a background poll: short while new items arrive, doubling up to a cap while a
 poll finds nothing.
 
-The attempt's streamers (the ERP's audit and fault records, the gateway's ledger) copy records to
+The attempt's streamers (the ERP's audit and fault records, the gateway's usage log) copy records to
 the host as they appear. An agent waiting for its model leaves them idle for long stretches, and
 one host runs dozens of attempts: at a fixed half second the idle polls (requests that wake the
 service and the orchestrator) cost more CPU than the attempts' own work.

@@ -21,7 +21,7 @@ and once per task: the handbook is byte-identical to its rendering and the regis
 lint clean (`tasks.handbook.problems`); once per seed: the scenario agrees with task.yaml
 (`tasks.lint.scenario_problems`).
 
-Attempts go through one call, `run_cell` (the `AttemptRunner` below wraps it), so validation
+Attempts go through one call, `run_cell` (the `CellAttempts` below wraps it), so validation
 runs the same lifecycle as a campaign, on either backend.
 """
 from __future__ import annotations
@@ -46,7 +46,7 @@ from tasks.registry import load_task
 # (cell, seed, rep, *, scenario, task) -> the attempt's result.json as a dict (plus "_final_db"
 # when known). Every attempt of one task × seed gets the same scenario and pack objects, so a
 # pack edited while validation runs cannot mix two scenarios into one verdict.
-Runner = Callable[..., dict[str, Any]]
+RunOne = Callable[..., dict[str, Any]]
 # `faults=` value meaning: clean, then every fault profile each task declares.
 ALL_FAULTS = "all"
 
@@ -227,7 +227,7 @@ def cited_clause_problems(task, handbook_dir: Path) -> list[str]:
 # ------------------------------------------------------------------------------------ running
 
 
-class AttemptRunner:
+class CellAttempts:
     """Runs attempts through the attempt's door (`orchestrator.attempt.run_cell`) on a named backend."""
 
     def __init__(self, backend: str, root: Path, label: str, cancel: threading.Event | None = None, *,
@@ -287,7 +287,7 @@ def conditions_of(task: TaskPack, faults: str | None) -> list[str]:
 
 
 def validate(tasks: list[str], seeds: list[int], *, strict: bool = False, faults: str | None = None,
-             runner: Runner, scenario_for: Callable[[str, int], Any] | None = None,
+             run_one: RunOne, scenario_for: Callable[[str, int], Any] | None = None,
              known_rules: list[str] | None = None, progress: Callable[[str], None] | None = None,
              concurrency: int = 1, stopped: Callable[[], bool] = lambda: False,
              reuse: dict[str, list[Entry]] | None = None,
@@ -313,7 +313,7 @@ def validate(tasks: list[str], seeds: list[int], *, strict: bool = False, faults
 
     def attempt(cell: Cell, seed: int, r: int, scen: Any, task: TaskPack) -> dict[str, Any]:
         try:
-            return runner(cell, seed, r, scenario=scen, task=task)
+            return run_one(cell, seed, r, scenario=scen, task=task)
         except Exception as exc:  # bad input or a crash in the lifecycle: a problem, not a stop
             return {"outcome": "infra_error", "error": {"message": f"{type(exc).__name__}: {exc}"}}
 
@@ -519,17 +519,17 @@ def run_validation(tasks: list[str], seeds: list[int], *, strict: bool, faults: 
 
     label = "validate-" + dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     root = Path(runs_root) if runs_root else Path(tempfile.mkdtemp(prefix="pb-validate-"))
-    runner = AttemptRunner(backend, root, label, cancel)
+    attempts = CellAttempts(backend, root, label, cancel)
 
     def done(rep: Report, slug: str) -> None:
         rep.image_digests = image_digests(root / label)
         if task_done:
             task_done(rep, slug)
 
-    rep = validate(tasks, seeds, strict=strict, faults=faults, runner=runner,
+    rep = validate(tasks, seeds, strict=strict, faults=faults, run_one=attempts,
                    progress=lambda m: print(f"… {m}", flush=True), concurrency=concurrency,
-                   stopped=runner.cancel.is_set, reuse=reuse, task_done=done)
-    rep.interrupted = runner.cancel.is_set()  # also a stop during the last condition
+                   stopped=attempts.cancel.is_set, reuse=reuse, task_done=done)
+    rep.interrupted = attempts.cancel.is_set()  # also a stop during the last condition
     rep.image_digests = image_digests(root / label)
     if rep.problems or keep or runs_root or rep.interrupted:
         rep.notes.append(f"attempt records: {root / label}")

@@ -3,11 +3,11 @@
     run = ModelRun.open(sandbox, config, attempt_id=..., system=spec, access=access, paths=paths)
     env = run.before_turn(n)            # marks the turn; the agent's base URL, virtual key, model
     usage = run.after_turn(n)           # the gateway's figures for turn n (turns.jsonl)
-    usage = run.finish()                # revokes the key, drains the ledger (result.json)
+    usage = run.finish()                # revokes the key, drains the usage log (result.json)
 
 `open` starts (for a `fake_script` or `harness_oracle` provider) the fake provider on the egress
 side, opens (for a provider on the host's loopback, in containers) the gateway's door to it, then
-starts the gateway, through the sandbox's named-service interface, and tails the ledger into
+starts the gateway, through the sandbox's named-service interface, and tails the usage log into
 `gateway.jsonl`. Keys live in memory and in the gateway's private files only: nothing here
 writes one to the attempt folder. A turn whose every model call failed on the provider's side is
 raised as `ProviderOutage`, an infrastructure error (retried, never scored).
@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 
 from agent_sandbox.systems import SystemSpec
-from orchestrator.attempt.model_usage import GatewayControl, GatewayUnavailable, LedgerStreamer, attempt_usage, turn_usage
+from orchestrator.attempt.model_usage import GatewayControl, GatewayUnavailable, UsageLogStreamer, attempt_usage, turn_usage
 from orchestrator.backends.docker.route_fix import run_route_script
 from orchestrator.cells import CLEAN
 from orchestrator.errors import ConfigError, InfraError, Phase, TaskError
@@ -37,7 +37,7 @@ from orchestrator.services.gateway import (
     gateway_service,
 )
 
-LEDGER_FILE = "gateway.jsonl"
+USAGE_LOG_FILE = "gateway.jsonl"
 FAKE_RECORD_FILE = "fake-provider.jsonl"
 HARNESS_ORACLE_FILE = "harness-oracle-script.json"  # the conversation a harness_oracle fake played
 
@@ -59,7 +59,7 @@ class ModelRun:
     access: ModelAccess
     endpoints: GatewayEndpoints
     control: GatewayControl
-    streamer: LedgerStreamer
+    streamer: UsageLogStreamer
     virtual_key: str = field(repr=False)
     model: str
     attempt_dir: Path
@@ -71,7 +71,7 @@ class ModelRun:
              attempt_dir: Path, gateway_image: str | None = None, local: bool = False,
              clients: tuple[str, ...] = (), fake_script: bytes | None = None) -> ModelRun:
         """Start the fake provider (if declared: it plays `fake_script`, else the declared file)
-        and the gateway; start tailing the ledger."""
+        and the gateway; start tailing the usage log."""
         assert system.model is not None, "only systems that declare a model get a gateway"
         provider = system.model.provider
         model = access.model_for(provider, system.model.model)
@@ -114,14 +114,14 @@ class ModelRun:
             pin_gateway_routes(sandbox, upstream_ips(upstream))
         endpoints = GatewayEndpoints.of(raw, local=local)
         control = GatewayControl(endpoints.control_url, token)
-        streamer = LedgerStreamer(control, attempt_dir / LEDGER_FILE)
+        streamer = UsageLogStreamer(control, attempt_dir / USAGE_LOG_FILE)
         streamer.start()
         return cls(sandbox=sandbox, system=system, access=access, endpoints=endpoints, control=control,
                    streamer=streamer, virtual_key=vkey, model=model, attempt_dir=attempt_dir, fake_url=fake_url,
                    services=tuple(started))
 
     def before_turn(self, n: int) -> dict[str, str]:
-        """Mark turn `n` in the ledger; the environment the agent's CLI needs for it."""
+        """Mark turn `n` in the usage log; the environment the agent's CLI needs for it."""
         assert self.system.model is not None
         try:
             self.control.mark_turn(n)
@@ -145,7 +145,7 @@ class ModelRun:
                                  f"({usage['upstream_errors']} errors, none succeeded)", phase=Phase.TURN)
 
     def finish(self) -> dict[str, Any]:
-        """Revoke the virtual key, drain the ledger, keep the fake's record; the attempt's usage."""
+        """Revoke the virtual key, drain the usage log, keep the fake's record; the attempt's usage."""
         try:
             self.control.revoke()
             rows = self.streamer.drain()

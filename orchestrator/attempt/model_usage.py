@@ -1,9 +1,9 @@
-"""The host side of the model gateway: its control API, the ledger stream, usage per turn.
+"""The host side of the model gateway: its control API, the usage-log stream, usage per turn.
 
 `GatewayControl` talks to the gateway's control listener (control network only): turn marks,
-ledger pages, revoking the virtual key. `LedgerStreamer` tails the ledger into the attempt
+usage-log pages, revoking the virtual key. `UsageLogStreamer` tails the usage log into the attempt
 folder (`gateway.jsonl`) while the attempt runs, like the audit log. `turn_usage` and
-`attempt_usage` sum the ledger rows: these are the figures turns.jsonl and result.json carry
+`attempt_usage` sum the usage-log rows: these are the figures turns.jsonl and result.json carry
 (never what the agent says about itself). `is_outage` decides when a turn's failure is the
 provider's, not the agent's.
 """
@@ -53,11 +53,11 @@ class GatewayControl:
         return self._call("GET", "/control/health")
 
     def mark_turn(self, turn: int) -> None:
-        """Ledger rows from now on belong to `turn`."""
+        """UsageLog rows from now on belong to `turn`."""
         self._call("POST", "/control/turn", json={"turn": turn})
 
-    def ledger(self, after: int = 0, limit: int = 1000) -> list[dict[str, Any]]:
-        items = self._call("GET", "/control/ledger", params={"after": after, "limit": limit}).get("items")
+    def usage_log(self, after: int = 0, limit: int = 1000) -> list[dict[str, Any]]:
+        items = self._call("GET", "/control/usage-log", params={"after": after, "limit": limit}).get("items")
         return list(items or [])
 
     def revoke(self) -> None:
@@ -68,8 +68,8 @@ class GatewayControl:
         self._http.close()
 
 
-class LedgerStreamer:
-    """Tails `/control/ledger` into a JSON-lines file on the host; keeps the rows in memory."""
+class UsageLogStreamer:
+    """Tails `/control/usage-log` into a JSON-lines file on the host; keeps the rows in memory."""
 
     def __init__(self, control: GatewayControl, path: Path, *, interval_s: float = 0.5, idle_max_s: float = 5.0) -> None:
         self.control = control
@@ -83,7 +83,7 @@ class LedgerStreamer:
         path.touch()
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="ledger-streamer", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="usage-log-streamer", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
@@ -92,7 +92,7 @@ class LedgerStreamer:
 
     def _failed(self, exc: Exception) -> None:
         self.poll_errors += 1
-        log.debug("gateway_ledger_poll_failed", error=str(exc))
+        log.debug("gateway_usage_log_poll_failed", error=str(exc))
 
     def pull(self) -> int:
         """Fetch every new row once; returns how many were new."""
@@ -100,7 +100,7 @@ class LedgerStreamer:
             new = 0
             while True:
                 after = self.rows[-1]["seq"] if self.rows else 0
-                items = self.control.ledger(after)
+                items = self.control.usage_log(after)
                 if not items:
                     return new
                 with open(self.path, "a", encoding="utf-8") as fh:

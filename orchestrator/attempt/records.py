@@ -223,8 +223,8 @@ class ResultRecord(_IdentifiedRecord):
     grade_passed: bool | None = None
     error: ErrorRecord | None = None
     teardown_problems: list[str] = Field(default_factory=list)
-    written_by: str | None = None  # "campaign": the runner raised, or the scenario could not be built
-    # The harness's own transcript and the gateway's ledger disagree (issue 32); None when they agree
+    written_by: str | None = None  # "campaign": the attempt job raised, or the scenario could not be built
+    # The harness's own transcript and the gateway's usage log disagree (issue 32); None when they agree
     # or the system reports nothing to compare.
     transcript_mismatch: TranscriptMismatch | None = None
     # A rescored attempt (orchestrator/regrade/): the source label, attempt id and result.json SHA-256.

@@ -428,7 +428,7 @@ class AttemptRun:
             control.snapshot(self.paths.final_db, timeout_s=self.config.snapshot_timeout_s)
             _rollback_journal(self.paths.final_db)
             if self.model is not None:
-                self.usage = self.model.finish()  # the key revoked, the ledger drained
+                self.usage = self.model.finish()  # the key revoked, the usage log drained
             # The services stop beside the copy-out and the hashes (nothing uses them after the
             # snapshot; the workspace is not theirs); the phase ends when both are done.
             stopping = InThread("stop-services", lambda: [sandbox.stop_service(name) for name in reversed(sandbox.services())])
@@ -520,7 +520,7 @@ class AttemptRun:
             return self.result_record()
 
     def _with_trajectory(self, result: ResultRecord) -> ResultRecord:
-        """trajectory.json beside the result, the transcript checked against the gateway's ledger (issue 32)."""
+        """trajectory.json beside the result, the transcript checked against the gateway's usage log (issue 32)."""
         digest, mismatch, problems = record_trajectory_safely(self.paths.root, result.to_json(), windows=self.turn_windows,
                                                               grading_date=getattr(self.resolved, "meta", {}).get("grading_date"))
         return result.model_copy(update={"transcript_mismatch": mismatch, "teardown_problems": result.teardown_problems + problems,

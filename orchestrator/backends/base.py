@@ -1,7 +1,7 @@
 """The one interface between the attempt lifecycle and the place attempts run.
 
 `Backend.open_attempt()` gives a `Sandbox`: the private world of one attempt (its networks,
-volumes, named services, turn runner). The attempt runner (`orchestrator.attempt.runner`) calls
+volumes, named services, turns). The attempt runner (`orchestrator.attempt.runner`) calls
 only these methods, in this order:
 
     open_attempt → start_service × k (ERP, later gateway, MCP) → wait_service_healthy

@@ -160,7 +160,7 @@ class Campaign:
                 model_access=spec.model_access,
             ))
         self.scheduler = Scheduler(
-            runs_root=self.runs_root, label=self.label, runner=self.executor, concurrency=self.concurrency,
+            runs_root=self.runs_root, label=self.label, job=self.executor, concurrency=self.concurrency,
             infra_retries=spec.budgets.infra_retries, on_event=on_event, fatal=(runtime.FatalCampaignError,),
         )
         if self._stop_asked:  # a signal arrived before the scheduler existed

@@ -14,7 +14,7 @@
   runs in the worker thread itself; an `Executor` may run it elsewhere (a Ray node) and says
   where (a `placed` event, whose node the later events of that try carry).
 - `stop()` (wired to SIGINT/SIGTERM by the command) stops scheduling: no new attempt or retry
-  starts; attempts in flight are asked to cancel when the runner supports it, and always get to
+  starts; attempts in flight are asked to cancel when the job supports it, and always get to
   tear down before the workers exit.
 """
 from __future__ import annotations
@@ -96,7 +96,7 @@ def write_orchestrator_failure(
     folder: Path, ident: AttemptIdentity, exc: BaseException, *, label: str, outcome: AttemptOutcome = "infra_error"
 ) -> dict[str, Any]:
     """Record an attempt that never ran to a result of its own: by default an infra error (the
-    runner raised instead of finalising); `task_error` when its scenario could not be built.
+    attempt job raised instead of finalising); `task_error` when its scenario could not be built.
     Never scored. The try's run id is its attempt.json's when it got that far."""
     folder.mkdir(parents=True, exist_ok=True)
     started = read_result(folder, "attempt.json") or {}
@@ -124,7 +124,7 @@ class Scheduler:
         *,
         runs_root: Path,
         label: str,
-        runner: AttemptJob | Executor,
+        job: AttemptJob | Executor,
         concurrency: int,
         infra_retries: int,
         on_event: Callable[[AttemptEvent], None] | None = None,
@@ -134,7 +134,7 @@ class Scheduler:
             raise ValueError("concurrency must be at least 1")
         self.runs_root = runs_root
         self.label = label
-        self.runner = runner
+        self.job = job
         self.concurrency = concurrency
         self.infra_retries = infra_retries
         self.on_event = on_event or (lambda e: None)
@@ -189,19 +189,19 @@ class Scheduler:
                 self._emit(run, AttemptEvent("placed", ident, tries=tries, node=node))
 
             try:
-                if isinstance(self.runner, Executor):
-                    result = self.runner.run(ident, folder, self._stop, placed)
+                if isinstance(self.job, Executor):
+                    result = self.job.run(ident, folder, self._stop, placed)
                 else:
-                    result = self.runner(ident, folder, self._stop)
+                    result = self.job(ident, folder, self._stop)
             except self.fatal as exc:
                 with self._lock:
                     self.fatal_error = self.fatal_error or exc
                 self.stop()
                 return
-            except Exception as exc:  # the runner must finalise; if it did not, we do
+            except Exception as exc:  # the job must finalise; if it did not, we do
                 result = read_result(folder) or write_orchestrator_failure(folder, ident, exc, label=self.label)
             if not (folder / "result.json").exists():
-                result = write_orchestrator_failure(folder, ident, RuntimeError("runner wrote no result.json"),
+                result = write_orchestrator_failure(folder, ident, RuntimeError("the attempt job wrote no result.json"),
                                                     label=self.label)
             outcome = result.get("outcome")
             duration = time.monotonic() - start

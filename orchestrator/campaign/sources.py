@@ -90,7 +90,7 @@ def describe_change(key: str) -> str | None:
         return {
             "orchestrator/grading": "the grader's sources changed: verdicts would mix two grader versions",
             "erp_service": "the ERP changed: scenarios and counterparties would mix two ERP versions",
-            "agent_sandbox": "the agent side changed (the policies' client, the turn runner)",
+            "agent_sandbox": "the agent side changed (the policies' client, the turn entrypoint)",
             "erp_mcp": "the MCP server changed: attempts through MCP would mix two tool versions",
             "erp_web": "the ERP's web UI changed: attempts through it would mix two UI versions",
             "model_gateway": "the model gateway changed: model attempts would mix two gateway versions",

@@ -24,7 +24,7 @@ import yaml
 
 from orchestrator.cells import Cell
 from orchestrator.scenarios.oracle_run import OracleRun, load_oracle_run
-from orchestrator.validate import AttemptRunner, Report, oracle_problems
+from orchestrator.validate import CellAttempts, Report, oracle_problems
 
 HARNESS_SYSTEMS = ("claude-code", "codex")
 CONTROL = "harness-oracle"
@@ -81,7 +81,7 @@ def harness_problems(result: dict[str, Any], oracle: OracleRun, n_turns: int) ->
 
 
 def validate_harness_oracle(tasks: list[str], seeds: list[int], systems: list[str], *,
-                            runner: Callable[..., dict[str, Any]],
+                            run_one: Callable[..., dict[str, Any]],
                             scenario_for: Callable[[str, int], Any] | None = None,
                             progress: Callable[[str], None] | None = None, concurrency: int = 1,
                             stopped: Callable[[], bool] = lambda: False) -> Report:
@@ -109,16 +109,16 @@ def validate_harness_oracle(tasks: list[str], seeds: list[int], systems: list[st
                 continue
             rep.add(slug, "oracle run", seed, [], f"{len(oracle.requests)} request(s), {len(oracle.files)} file(s)")
 
-            def run_one(system: str, scen: Any = scen, seed: int = seed, slug: str = slug,
+            def one_control(system: str, scen: Any = scen, seed: int = seed, slug: str = slug,
                         task: Any = task) -> dict[str, Any]:
                 say(f"{slug} seed {seed}: {CONTROL} {system}")
                 try:
-                    return runner(Cell(system, slug), seed, 1, scenario=scen, task=task)
+                    return run_one(Cell(system, slug), seed, 1, scenario=scen, task=task)
                 except Exception as exc:  # bad input or a crash in the lifecycle: a problem, not a stop
                     return {"outcome": "infra_error", "error": {"message": f"{type(exc).__name__}: {exc}"}}
 
             with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-                results = list(pool.map(run_one, systems))
+                results = list(pool.map(one_control, systems))
             for system, res in zip(systems, results, strict=True):
                 rep.add(slug, f"{CONTROL}:{system}", seed, harness_problems(res, oracle, len(scen.turns)),
                         "pass, oracle's hash", result=res)
@@ -134,11 +134,11 @@ def run_harness_validation(tasks: list[str], seeds: list[int], systems: list[str
 
     label = "harness-oracle-" + dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     root = Path(runs_root) if runs_root else Path(tempfile.mkdtemp(prefix="pb-harness-oracle-"))
-    runner = AttemptRunner(backend, root, label, cancel, model_access=write_access_file(root / label),
-                           systems_file=systems_file)
-    rep = validate_harness_oracle(tasks, seeds, systems, runner=runner, concurrency=concurrency,
-                                  progress=lambda m: print(f"… {m}", flush=True), stopped=runner.cancel.is_set)
-    rep.interrupted = rep.interrupted or runner.cancel.is_set()
+    attempts = CellAttempts(backend, root, label, cancel, model_access=write_access_file(root / label),
+                            systems_file=systems_file)
+    rep = validate_harness_oracle(tasks, seeds, systems, run_one=attempts, concurrency=concurrency,
+                                  progress=lambda m: print(f"… {m}", flush=True), stopped=attempts.cancel.is_set)
+    rep.interrupted = rep.interrupted or attempts.cancel.is_set()
     if rep.problems or keep or runs_root or rep.interrupted:
         rep.notes.append(f"attempt records: {root / label}")
     else:

@@ -11,7 +11,7 @@ Needs nothing but the bundle (and, with `--regrade`, this project's task packs a
    published result.json, and the hashes the line records for result.json, final.db and every
    workspace file equal the originals the manifest records for them (copied, redacted or
    withheld alike). The trajectory is the one result.json binds (`hashes.trajectory`) and agrees,
-   step by step, with the published gateway ledger, audit log and result (issue 32).
+   step by step, with the published gateway usage log, audit log and result (issue 32).
 4. `--regrade`: every published final database is graded again with this checkout's grader
    against a scenario generated here from the same task tree, and every verdict, check, breach
    and fault metric must come out the same. The checks that judge the restricted values the

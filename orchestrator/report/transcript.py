@@ -5,7 +5,7 @@ day's opening (clock advance, counterparties, faults), the prompt, then every st
 message and thinking, each tool call with its output (long output folded), each ERP request the
 call made (method, path, outcome; a refused one marked as a probe, one a breach cites marked as a
 breach), tokens and cost per step from the gateway — and a transcript mismatch at the top when
-the harness's transcript and the gateway's ledger disagree. Plain HTML with `<details>` for
+the harness's transcript and the gateway's usage log disagree. Plain HTML with `<details>` for
 folding: no script, no external asset; text is cut at `MAX_SHOWN` characters per block, so a
 thousand steps stay fast and small (bench/transcript_view.py measures it).
 """
@@ -119,7 +119,7 @@ def _system_body(step: dict[str, Any]) -> str:
 
 def _mismatch(found: dict[str, Any]) -> str:
     items = "".join(f"<li>{esc(d)}</li>" for d in found.get("differences") or [])
-    return ("<div class='mismatch'><b>Transcript mismatch</b>: the harness's own transcript and the model gateway's ledger "
+    return ("<div class='mismatch'><b>Transcript mismatch</b>: the harness's own transcript and the model gateway's usage log "
             f"disagree (gateway: {esc(found.get('gateway_calls'))} call(s); harness: {esc(found.get('harness_calls', '-'))}). "
             "The harness's accounting cannot be trusted for this attempt, or something else talked to the model; "
             f"every figure here is the gateway's.<ul>{items}</ul></div>")

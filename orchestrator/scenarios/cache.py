@@ -86,7 +86,7 @@ def _update_with_shared(h: Any, repo: Path) -> None:
 # ------------------------------------------------------------------------------------- reference
 
 # (task, scenario without reference, scratch dir) -> path of the oracle's final database.
-ReferenceRunner = Callable[[TaskPack, Scenario, Path], Path]
+ReferenceRun = Callable[[TaskPack, Scenario, Path], Path]
 
 
 def _cell_matches(got: str, want: Any) -> bool:
@@ -125,15 +125,15 @@ def check_truth(reference: dict[str, Any], truth: dict[str, Any]) -> list[str]:
 
 
 def build_reference(task: TaskPack, scenario: Scenario, scratch: Path,
-                    runner: ReferenceRunner | None = None, out_dir: Path | None = None,
+                    reference_run: ReferenceRun | None = None, out_dir: Path | None = None,
                     oracle_dest: Path | None = None) -> Path:
     """Write `reference/*.csv` (or into `out_dir`) from the oracle's final state; check truth.json.
-    With `oracle_dest`, also record the oracle's run there when the runner left its attempt folder
-    (audit.jsonl beside the final database; the default runner does)."""
+    With `oracle_dest`, also record the oracle's run there when the reference run left its attempt
+    folder (audit.jsonl beside the final database; the default one does)."""
     from orchestrator.grading.grader import projection_params
     from orchestrator.grading.projections import run_all, write_csvs
 
-    final_db = (runner or oracle_final_db_local)(task, scenario, scratch)
+    final_db = (reference_run or oracle_final_db_local)(task, scenario, scratch)
     meta = scenario.meta
     tables = run_all(final_db, task.projections, projection_params(
         meta, str(meta.get("grading_date") or task.spec.grading_date)))
@@ -165,7 +165,7 @@ def _record_oracle_run(attempt_dir: Path, scenario: Scenario, dest: Path) -> Non
 
 
 def ensure_scenario(slug: str, seed: int, *, cache_root: Path | None = None,
-                    reference: bool = True, runner: ReferenceRunner | None = None) -> Scenario:
+                    reference: bool = True, reference_run: ReferenceRun | None = None) -> Scenario:
     """The cached scenario of (task tree, seed), generated (and its reference built) if missing."""
     task = load_task(slug)
     key = task_tree_hash(slug)[:16]
@@ -175,10 +175,10 @@ def ensure_scenario(slug: str, seed: int, *, cache_root: Path | None = None,
     done_marker = final / ".complete"
 
     def ready() -> bool:
-        # The oracle's recorded run comes with the default runner's reference (a custom runner
+        # The oracle's recorded run comes with the default reference run's reference (a custom one
         # may leave no attempt folder to record it from).
         return done_marker.exists() and (not reference or (final / "reference").is_dir()
-                                         and (runner is not None or (final / ORACLE_RUN_DIR).is_dir()))
+                                         and (reference_run is not None or (final / ORACLE_RUN_DIR).is_dir()))
 
     if ready():
         return Scenario(slug, int(seed), final, key)
@@ -194,7 +194,7 @@ def ensure_scenario(slug: str, seed: int, *, cache_root: Path | None = None,
                 # Generated earlier without a reference or without the oracle's recorded run: add
                 # what is missing, atomically (the reference is built again and checked either way).
                 scen = Scenario(slug, int(seed), final, key)
-                build_reference(task, scen, tmp / "reference-run", runner, out_dir=tmp / "reference",
+                build_reference(task, scen, tmp / "reference-run", reference_run, out_dir=tmp / "reference",
                                 oracle_dest=tmp / ORACLE_RUN_DIR)
                 if (tmp / ORACLE_RUN_DIR).is_dir() and not (final / ORACLE_RUN_DIR).exists():
                     os.rename(tmp / ORACLE_RUN_DIR, final / ORACLE_RUN_DIR)
@@ -208,7 +208,7 @@ def ensure_scenario(slug: str, seed: int, *, cache_root: Path | None = None,
                 raise ScenarioError(f"{slug}: scenario.json says task {meta.get('task')!r} seed "
                                     f"{meta.get('seed')!r}, expected {slug!r} seed {seed}")
             if reference:
-                build_reference(task, built, tmp / "reference-run", runner, oracle_dest=built.dir / ORACLE_RUN_DIR)
+                build_reference(task, built, tmp / "reference-run", reference_run, oracle_dest=built.dir / ORACLE_RUN_DIR)
             (built.dir / ".complete").write_text(json.dumps({"key": key}) + "\n")
             if final.exists():
                 shutil.rmtree(final)  # a crashed build's leftovers (never a complete scenario)

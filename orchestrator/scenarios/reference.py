@@ -1,7 +1,7 @@
 """The reference run: the oracle through the *local* backend, ungraded, for a scenario's reference.
 
 `orchestrator.scenarios.cache.build_reference` uses `oracle_final_db_local` unless given another
-runner. The scenario cache imports this module (and so the runtime); this module and the runtime
+reference run. The scenario cache imports this module (and so the runtime); this module and the runtime
 read a scenario through `orchestrator.scenarios.folder` only, so neither imports the cache back.
 """
 from __future__ import annotations

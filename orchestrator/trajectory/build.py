@@ -1,7 +1,7 @@
 """One attempt's trajectory in ATIF v1.7 (`trajectory.json`), built on the host from its records.
 
 Sources: each turn's folder (prompt, system, the harness's transcript: transcripts.py), the
-gateway's ledger (`gateway.jsonl`: the authoritative tokens, cache hits, latency and cost of each
+gateway's usage log (`gateway.jsonl`: the authoritative tokens, cache hits, latency and cost of each
 model call), the ERP's audit log (`audit.jsonl`: every request, its outcome and refusal code;
 counterparties' actions), the injected faults (`faults.jsonl`) and the result (verdict, checks,
 breaches).
@@ -419,7 +419,7 @@ def build_trajectory(folder: Path, result: dict[str, Any], *, grading_date: str 
         "agent": _agent_info(result, transcripts, ledger, folder),
         "steps": steps.steps,
         "notes": ("Built on the host by process-bench from the attempt's records: model-call figures are the model "
-                  "gateway's ledger, ERP requests the ERP's audit log; messages and tool output are the harness's own transcript."),
+                  "gateway's usage log, ERP requests the ERP's audit log; messages and tool output are the harness's own transcript."),
         "final_metrics": final_metrics_of(ledger, len(steps.steps)),
         "extra": verdict_metadata(result),
     }

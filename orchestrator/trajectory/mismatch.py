@@ -29,7 +29,7 @@ MAX_DIFFERENCES = 50
 
 
 class TranscriptMismatch(BaseModel):
-    """Where a harness's transcript and the gateway's ledger disagree (result.json `transcript_mismatch`)."""
+    """Where a harness's transcript and the gateway's usage log disagree (result.json `transcript_mismatch`)."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -8,7 +8,7 @@
   model output; usage only per `turn.completed` (Codex does not report each call's tokens).
 - Any other command system: its stdout as the turn's answer, no model call it reports.
 
-Nothing here is trusted for figures: the gateway's ledger is (orchestrator/trajectory/mismatch.py
+Nothing here is trusted for figures: the gateway's usage log is (orchestrator/trajectory/mismatch.py
 compares the two). These files are written inside the agent's container, so every reader takes
 malformed input without raising.
 """

@@ -1,6 +1,6 @@
 """A trajectory checked against the records it was built from (`export --verify`, issue 32).
 
-The gateway's ledger, the ERP's audit log and result.json are the record; trajectory.json is a
+The gateway's usage log, the ERP's audit log and result.json are the record; trajectory.json is a
 view of them with the harness's words added. So, in an attempt folder or a publication bundle:
 
 - the file is valid ATIF v1.7;
@@ -72,7 +72,7 @@ def trajectory_problems(folder: Path, *, doc: dict[str, Any] | None = None) -> l
     ledger = sorted(jsonl(folder / "gateway.jsonl"), key=lambda r: int(r.get("seq") or 0))
     mine = _ledger_steps(steps)
     if len(mine) != len(ledger):
-        problems.append(f"{len(mine)} step(s) from the gateway's ledger, the ledger has {len(ledger)} row(s)")
+        problems.append(f"{len(mine)} step(s) from the gateway's usage log, the usage log has {len(ledger)} row(s)")
     for (sid, step), row in zip(mine, ledger, strict=False):
         problems += _step_vs_row(sid, step, row)
     audit = [r for r in jsonl(folder / "audit.jsonl") if r.get("channel") == "api"]

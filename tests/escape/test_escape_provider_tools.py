@@ -6,7 +6,7 @@ another attempt's response — each beside a positive control of the same API th
 Two attempts, each with the project's fake provider as a real upstream on its egress network
 (orchestrator/services/gateway.py): A as every campaign runs (no provider tool), B with
 `provider_tools: [web_search]`. The fake's record shows what arrived; the agent's report shows
-the refusals it could read; the gateway's ledger carries each refusal with its cause.
+the refusals it could read; the gateway's usage log carries each refusal with its cause.
 """
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def req(name: str, path: str, body: dict[str, Any], **kw: Any) -> dict[str, Any]
 
 M, CT, R, C = "/v1/messages", "/v1/messages/count_tokens", "/v1/responses", "/v1/chat/completions"
 WEB_SEARCH_A = {"type": "web_search_20250305", "name": "web_search"}
-# Attempt A: (request, expected status, expected ledger cause of a refusal).
+# Attempt A: (request, expected status, expected usage-log cause of a refusal).
 A_REQUESTS: list[tuple[dict[str, Any], int, str | None]] = [
     (req("messages: custom tool (control)", M, msgs()), 200, None),
     (req("messages: web_search", M, msgs(tools=[CUSTOM, WEB_SEARCH_A])), 400, "provider_tool"),
@@ -158,8 +158,8 @@ class ToolAttempt:
         pin_gateway_routes(sandbox, [])
         self.control_url = endpoints.url(CONTROL)
 
-    def ledger(self) -> list[dict[str, Any]]:
-        return httpx.get(self.control_url + "/control/ledger", headers={"Authorization": f"Bearer {self.control_token}"},
+    def usage_log(self) -> list[dict[str, Any]]:
+        return httpx.get(self.control_url + "/control/usage-log", headers={"Authorization": f"Bearer {self.control_token}"},
                          timeout=10, trust_env=False).json()["items"]
 
     def received(self) -> list[dict[str, Any]]:
@@ -252,8 +252,8 @@ def test_requests_that_act_outside_the_attempt_never_reach_the_provider(plab) ->
     own_id = report["responses: function tool, streamed (control)"]["response_id"]
     assert [c["previous_response_id"] for c in chained] == [own_id] and own_id != other_id
 
-    # Every refusal is a ledger row with its cause; the controls are `ok` rows.
-    rows = a.ledger()
+    # Every refusal is a usage-log row with its cause; the controls are `ok` rows.
+    rows = a.usage_log()
     refused = [(r["cause"], r["http_status"]) for r in rows if r["status"] == "refused"]
     assert sorted(refused) == sorted((c, 400) for c in causes.values())
     assert sum(r["status"] == "ok" for r in rows) == len(controls)

@@ -35,8 +35,8 @@ class Local:
         return self.http.post(self.gateway.ready["proxy"] + "/v1/chat/completions", json={"model": MODEL, **body},
                               headers={"host": HOST, "authorization": f"Bearer {VKEY}"})
 
-    def ledger(self) -> list[dict[str, Any]]:
-        return self.http.get(self.gateway.ready["control"] + "/control/ledger",
+    def usage_log(self) -> list[dict[str, Any]]:
+        return self.http.get(self.gateway.ready["control"] + "/control/usage-log",
                              headers={"authorization": f"Bearer {self.gateway.control_token}"}).json()["items"]
 
     def received(self) -> list[dict[str, Any]]:
@@ -80,10 +80,10 @@ def test_chat_streams_without_usage_asked_are_metered_and_budgeted(local: Local)
     assert [g["body"].get("stream_options") for g in got] == [
         {"include_usage": True}, {"include_usage": True, "include_obfuscation": False}, None]
     assert all("authorization" not in g["headers"] for g in got)  # keyless upstream: no key sent
-    rows = local.ledger()
+    rows = local.usage_log()
     assert [(x["endpoint"], x["stream"], x["status"]) for x in rows] == [
         ("chat", True, "ok"), ("chat", True, "ok"), ("chat", False, "ok"), ("chat", True, "budget_exhausted")]
-    # Call for call, the ledger holds what the upstream reported; the model is unpriced.
+    # Call for call, the usage log holds what the upstream reported; the model is unpriced.
     for row, item in zip(rows[:3], got, strict=True):
         assert row["reported"] is True
         assert (row["input_tokens"], row["output_tokens"]) == (item["usage"]["input_tokens"], item["usage"]["output_tokens"])
@@ -97,7 +97,7 @@ def test_a_stream_flag_that_is_not_a_boolean_is_refused_before_the_upstream(loca
         assert r.status_code == 400 and "stream must be true or false" in r.json()["error"]["message"]
     assert local.chat({"stream": False, "messages": USER}).status_code == 200  # positive control
     assert len(local.received()) == 1
-    assert [x["cause"] for x in local.ledger()] == ["shape", "shape", None]
+    assert [x["cause"] for x in local.usage_log()] == ["shape", "shape", None]
 
 
 @pytest.mark.parametrize(("body", "forwarded"), [

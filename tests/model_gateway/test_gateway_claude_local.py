@@ -113,11 +113,11 @@ def test_claude_code_turn_through_the_gateway(shared_tmp: Path) -> None:
         for r in received:
             verdict = check_request("messages", copy.deepcopy(r["body"]))
             assert not verdict.changed and verdict.doc == r["body"]
-        ledger = [json.loads(line) for line in gateway.files["ledger"].read_text().splitlines()]
-        assert [(r["status"], r["input_tokens"], r["output_tokens"]) for r in ledger] == [("ok", 2000, 50), ("ok", 2300, 9)]
+        rows = [json.loads(line) for line in gateway.files["usage_log"].read_text().splitlines()]
+        assert [(r["status"], r["input_tokens"], r["output_tokens"]) for r in rows] == [("ok", 2000, 50), ("ok", 2300, 9)]
         usage = json.loads((out / "usage.json").read_text())  # Claude Code's own figures: the cross-check
-        assert usage["input_tokens"] == sum(r["prompt_tokens"] for r in ledger) == 2000 + 100 + 20 + 2300
-        assert usage["output_tokens"] == sum(r["output_tokens"] for r in ledger) == 59
+        assert usage["input_tokens"] == sum(r["prompt_tokens"] for r in rows) == 2000 + 100 + 20 + 2300
+        assert usage["output_tokens"] == sum(r["output_tokens"] for r in rows) == 59
         assert json.loads((home / ".claude.json").read_text())["hasCompletedOnboarding"] is True
         for text in ((out / "stdout.txt").read_text(), (out / "stderr.txt").read_text()):
             assert REAL_KEY not in text and VKEY not in text

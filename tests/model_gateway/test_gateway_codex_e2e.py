@@ -109,11 +109,11 @@ def test_codex_payment_run_through_the_gateway(runtime, tmp_path, monkeypatch) -
     api = [e for e in lines(p.audit_jsonl) if e["channel"] == "api"]
     assert any(e["path"] == "/whoami" for e in api) and any(e["path"].startswith("/ap-invoices") for e in api)
     assert all(e["token_id"] == agent_token_id for e in api)
-    # The ledger's token counts equal what the fake provider reported, call for call.
-    ledger = [r for r in lines(p.root / "gateway.jsonl") if r["status"] == "ok"]
+    # The usage log's token counts equal what the fake provider reported, call for call.
+    rows = [r for r in lines(p.root / "gateway.jsonl") if r["status"] == "ok"]
     received = [r for r in lines(p.root / "fake-provider.jsonl") if r.get("usage") is not None]
-    assert len(ledger) == len(received) >= STEPS + len(rec["turns"]) - 1
-    for got, sent in zip(ledger, received, strict=True):
+    assert len(rows) == len(received) >= STEPS + len(rec["turns"]) - 1
+    for got, sent in zip(rows, received, strict=True):
         u = sent["usage"]
         assert (got["input_tokens"], got["output_tokens"], got["cache_read_tokens"]) == (
             u.get("input_tokens", 0) + u.get("cache_read_tokens", 0), u.get("output_tokens", 0),
@@ -122,8 +122,8 @@ def test_codex_payment_run_through_the_gateway(runtime, tmp_path, monkeypatch) -
     # (require_key: any other key is a 401, which no row shows).
     assert all(r["path"] == "/v1/responses" and r["status"] == 200 for r in lines(p.root / "fake-provider.jsonl"))
     total = rec["usage"]
-    assert total["source"] == "gateway" and total["requests"] == len(ledger)
-    assert total["output_tokens"] == sum(r["output_tokens"] for r in ledger)
+    assert total["source"] == "gateway" and total["requests"] == len(rows)
+    assert total["output_tokens"] == sum(r["output_tokens"] for r in rows)
     # On record per turn: the image's pinned Codex, the model it served, Codex's own note that it
     # did not know the model's name (and ran on its fallback metadata).
     for t in lines(p.turns_jsonl):

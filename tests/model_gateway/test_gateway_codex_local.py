@@ -82,8 +82,8 @@ def test_codex_turn_through_the_gateway(shared_tmp: Path) -> None:
             assert "web_search" not in types and "function" in types  # web search off in the harness
             verdict = check_request("responses", copy.deepcopy(r["body"]))
             assert not verdict.changed and verdict.doc == r["body"]  # passes unchanged (store already false)
-        ledger = [json.loads(line) for line in gateway.files["ledger"].read_text().splitlines()]
-        assert ledger and all(row["status"] == "ok" for row in ledger), ledger
+        rows = [json.loads(line) for line in gateway.files["usage_log"].read_text().splitlines()]
+        assert rows and all(row["status"] == "ok" for row in rows), rows
     finally:
         gateway.stop()
         fake.stop()

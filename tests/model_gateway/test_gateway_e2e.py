@@ -97,11 +97,11 @@ def test_claude_code_payment_run_through_the_gateway(runtime, inputs, tmp_path) 
     assert any(e["path"] == "/whoami" for e in api), [e["path"] for e in api]
     assert any(e["path"].startswith("/ap-invoices") and e["method"] == "GET" for e in api)
     assert api and all(e["token_id"] == agent_token_id for e in api)
-    # The ledger's token counts equal what the fake provider reported, call for call.
-    ledger = [r for r in lines(p.root / "gateway.jsonl") if r["status"] == "ok"]
+    # The usage log's token counts equal what the fake provider reported, call for call.
+    rows = [r for r in lines(p.root / "gateway.jsonl") if r["status"] == "ok"]
     received = [r for r in lines(p.root / "fake-provider.jsonl") if r.get("usage") is not None]
-    assert len(ledger) == len(received) >= 3 + len(rec["turns"]) - 1
-    for got, sent in zip(ledger, received, strict=True):
+    assert len(rows) == len(received) >= 3 + len(rec["turns"]) - 1
+    for got, sent in zip(rows, received, strict=True):
         assert (got["input_tokens"], got["output_tokens"], got["cache_read_tokens"], got["cache_write_tokens"]) == (
             sent["usage"].get("input_tokens", 0), sent["usage"].get("output_tokens", 0),
             sent["usage"].get("cache_read_tokens", 0), sent["usage"].get("cache_write_tokens", 0))
@@ -113,9 +113,9 @@ def test_claude_code_payment_run_through_the_gateway(runtime, inputs, tmp_path) 
     assert turns[0]["usage"]["output_tokens"] == turns[0]["agent_usage"]["output_tokens"]
     assert turns[0]["usage"]["prompt_tokens"] == turns[0]["agent_usage"]["input_tokens"]
     total = rec["usage"]
-    assert total["source"] == "gateway" and total["requests"] == len(ledger)
-    assert total["output_tokens"] == sum(r["output_tokens"] for r in ledger)
-    assert total["cost_usd"] == pytest.approx(sum(r["cost_usd"] for r in ledger)) and total["cost_usd"] > 0
+    assert total["source"] == "gateway" and total["requests"] == len(rows)
+    assert total["output_tokens"] == sum(r["output_tokens"] for r in rows)
+    assert total["cost_usd"] == pytest.approx(sum(r["cost_usd"] for r in rows)) and total["cost_usd"] > 0
     assert total["price_version"] == "2026-12-01"
     # The trajectory (issue 32): valid ATIF v1.7, its model steps the ledger's rows with their
     # figures, its ERP results the audit log's agent requests in order; the transcript agrees.

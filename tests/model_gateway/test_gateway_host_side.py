@@ -1,4 +1,4 @@
-"""The host side of the gateway: model-access declarations, the ledger stream from a real
+"""The host side of the gateway: model-access declarations, the usage-log stream from a real
 gateway process, usage per turn and attempt, and what counts as a provider outage."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from repo_paths import REPO_ROOT
 
 from model_gateway.local import start_fake_provider, start_gateway
-from orchestrator.attempt.model_usage import GatewayControl, GatewayUnavailable, LedgerStreamer, attempt_usage, is_outage, turn_usage
+from orchestrator.attempt.model_usage import GatewayControl, GatewayUnavailable, UsageLogStreamer, attempt_usage, is_outage, turn_usage
 from orchestrator.model_access import ModelAccessError, load_model_access, new_virtual_key, parse_model_access
 
 
@@ -70,7 +70,7 @@ def test_turn_usage_budget_and_outage() -> None:
     assert total["unpriced_requests"] == 1
 
 
-def test_ledger_streams_from_a_real_gateway(tmp_path: Path) -> None:
+def test_usage_log_streams_from_a_real_gateway(tmp_path: Path) -> None:
     (tmp_path / "f").mkdir()
     (tmp_path / "g").mkdir()
     fake = start_fake_provider({"match": "any", "steps": [], "otherwise": {"content": [{"type": "text", "text": "x"}],
@@ -81,7 +81,7 @@ def test_ledger_streams_from_a_real_gateway(tmp_path: Path) -> None:
                        {"virtual_keys": ["pbv-" + "k" * 30]}, workdir=tmp_path / "g")
     try:
         control = GatewayControl(gw.ready["control"], gw.control_token or "")
-        streamer = LedgerStreamer(control, tmp_path / "gateway.jsonl", interval_s=0.05)
+        streamer = UsageLogStreamer(control, tmp_path / "gateway.jsonl", interval_s=0.05)
         streamer.start()
         with httpx.Client(trust_env=False) as http:
             for turn in (1, 2):

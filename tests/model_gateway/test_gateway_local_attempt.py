@@ -84,8 +84,8 @@ def test_gateway_usage_in_turns_and_result(local, tmp_path) -> None:
     assert turns[0]["agent_usage"] == {"requests": 1, "output_tokens": 30}  # the cross-check
     assert rec["usage"]["requests"] == 2 and rec["usage"]["output_tokens"] == 60
     assert rec["usage"]["cost_usd"] == pytest.approx(2 * (900 * 1 + 100 * 0.1 + 30 * 10) / 1e6)
-    ledger = lines(result.paths.root / "gateway.jsonl")
-    assert [(r["turn"], r["status"]) for r in ledger] == [(1, "ok"), (2, "ok")]
+    rows = lines(result.paths.root / "gateway.jsonl")
+    assert [(r["turn"], r["status"]) for r in rows] == [(1, "ok"), (2, "ok")]
     assert "pbv-" not in "".join(f.read_text(errors="replace") for f in result.paths.root.rglob("*.json*"))
 
 

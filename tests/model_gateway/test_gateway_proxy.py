@@ -64,8 +64,8 @@ class Pair:
         return self.http.request(method, self.control_url + path,
                                  headers={"authorization": f"Bearer {self.gateway.control_token}"}, **kw)
 
-    def ledger(self) -> list[dict[str, Any]]:
-        return self.control("GET", "/control/ledger").json()["items"]
+    def usage_log(self) -> list[dict[str, Any]]:
+        return self.control("GET", "/control/usage-log").json()["items"]
 
     def received(self) -> list[dict[str, Any]]:
         return self.http.get(self.fake.ready["url"] + "/_fake/requests").json()["items"]
@@ -112,7 +112,7 @@ def test_anthropic_forwarded_with_key_swap_headers_and_metering(make_pair: Any) 
     assert got["headers"]["anthropic-version"] == "2023-06-01"
     assert got["headers"]["anthropic-beta"] == beta
     assert got["headers"]["x-app"] == "cli"
-    (row,) = pair.ledger()
+    (row,) = pair.usage_log()
     assert (row["status"], row["provider"], row["endpoint"], row["model"]) == ("ok", "anthropic", "messages", "fake-claude")
     assert (row["input_tokens"], row["output_tokens"], row["cache_read_tokens"], row["cache_write_tokens"]) == (1200, 40, 300, 50)
     # fake-claude: $1 in, $10 out, $0.1 cache read, $2 cache write per million
@@ -138,7 +138,7 @@ def test_anthropic_stream_passes_through_as_it_arrives(make_pair: Any) -> None:
     assert arrivals[0] < 0.6  # the first event came long before the last one was produced
     events = [json.loads(line[5:]) for line in data.decode().splitlines() if line.startswith("data:")]
     assert events[0]["type"] == "message_start" and events[-1]["type"] == "message_stop"
-    (row,) = pair.ledger()
+    (row,) = pair.usage_log()
     assert row["stream"] is True and row["ttfb_s"] < 0.6
     assert (row["input_tokens"], row["output_tokens"], row["cache_read_tokens"]) == (1200, 40, 300)
 
@@ -158,7 +158,7 @@ def test_openai_responses_and_chat_streams_metered(make_pair: Any) -> None:
                        json={"model": "fake-gpt", "messages": [{"role": "user", "content": "hi"}]})
     assert r.json()["choices"][0]["message"]["content"] == "All done."
     assert [g["headers"]["authorization"] for g in pair.received()] == [f"Bearer {REAL_KEY}"] * 3
-    rows = pair.ledger()
+    rows = pair.usage_log()
     assert [(x["endpoint"], x["stream"], x["status"]) for x in rows] == [
         ("responses", True, "ok"), ("chat", True, "ok"), ("chat", False, "ok")]
     # OpenAI reports cached tokens inside input tokens: 1200 fresh + 300 cached = 1500 in
@@ -172,7 +172,7 @@ def test_count_tokens_forwarded_not_billed(make_pair: Any) -> None:
     pair = make_pair([])
     r = pair.post("/v1/messages/count_tokens", {"model": "fake-claude", "messages": [{"role": "user", "content": "x"}]})
     assert r.status_code == 200 and r.json()["input_tokens"] >= 1
-    (row,) = pair.ledger()
+    (row,) = pair.usage_log()
     assert row["endpoint"] == "count_tokens" and row["status"] == "ok" and row["cost_usd"] is None
 
 
@@ -224,7 +224,7 @@ def test_refusals_each_beside_a_request_that_passes(make_pair: Any) -> None:
     assert again.status_code == 200  # and the gateway still serves good requests
     own = pair.post("/v1/messages", messages_body(), host=pair.url.removeprefix("http://"))
     assert own.status_code == 200  # its own address is answered like its name
-    refused = [r for r in pair.ledger() if r["status"] == "refused"]
+    refused = [r for r in pair.usage_log() if r["status"] == "refused"]
     assert len(refused) == len(cases) + 2  # and the two raw requests
 
 
@@ -255,7 +255,7 @@ def test_token_budget_answers_as_the_provider(make_pair: Any) -> None:
     assert "token budget" in second.json()["error"]["message"]
     oai = pair.post("/v1/responses", {"model": "fake-gpt", "input": "hi"})
     assert oai.status_code == 429 and oai.json()["error"]["code"] == "insufficient_quota"
-    assert [r["status"] for r in pair.ledger()] == ["ok", "budget_exhausted", "budget_exhausted"]
+    assert [r["status"] for r in pair.usage_log()] == ["ok", "budget_exhausted", "budget_exhausted"]
     assert len(pair.received()) == 1
 
 
@@ -274,29 +274,29 @@ def test_upstream_down_and_failing(make_pair: Any) -> None:
     down = make_pair([], upstream=closed)
     r = down.post("/v1/messages", messages_body())
     assert r.status_code == 502 and r.json()["error"]["type"] == "api_error"
-    (row,) = down.ledger()
+    (row,) = down.usage_log()
     assert row["status"] == "upstream_error" and "unreachable" in row["detail"]
     failing = make_pair([{"fail": {"status": 529, "type": "overloaded_error", "message": "Overloaded"}}])
     r = failing.post("/v1/messages", messages_body())
     assert r.status_code == 529 and r.json()["error"]["type"] == "overloaded_error"  # passed through
-    (row,) = failing.ledger()
+    (row,) = failing.usage_log()
     assert row["status"] == "upstream_status" and row["http_status"] == 529
 
 
 def test_control_api_turn_marks_and_token(make_pair: Any) -> None:
     pair = make_pair([TEXT_STEP, TEXT_STEP])
-    assert pair.http.get(pair.control_url + "/control/ledger").status_code == 401
-    assert pair.http.get(pair.control_url + "/control/ledger",
+    assert pair.http.get(pair.control_url + "/control/usage-log").status_code == 401
+    assert pair.http.get(pair.control_url + "/control/usage-log",
                          headers={"authorization": f"Bearer {VKEY}"}).status_code == 401
     # the control API is not on the proxy listener, and the proxy's paths are not on the control one
-    assert pair.http.get(pair.url + "/control/ledger", headers={"host": HOST}).status_code == 404
+    assert pair.http.get(pair.url + "/control/usage-log", headers={"host": HOST}).status_code == 404
     pair.control("POST", "/control/turn", json={"turn": 1})
     pair.post("/v1/messages", messages_body())
     pair.control("POST", "/control/turn", json={"turn": 2})
     pair.post("/v1/messages", messages_body())
-    rows = pair.ledger()
+    rows = pair.usage_log()
     assert [(r["turn"], r["status"]) for r in rows] == [(None, "refused"), (1, "ok"), (2, "ok")]
-    assert pair.control("GET", "/control/ledger", params={"after": 2}).json()["items"][0]["seq"] == 3
+    assert pair.control("GET", "/control/usage-log", params={"after": 2}).json()["items"][0]["seq"] == 3
     usage = pair.control("GET", "/control/usage").json()
     assert usage["requests"] == 2 and usage["tokens"] == 2 * (1500 + 12)
     assert pair.control("GET", "/control/health").json()["attempt_id"] == "test-attempt"
@@ -308,7 +308,7 @@ def test_keys_never_logged(make_pair: Any) -> None:
     pair.post("/v1/messages", messages_body(), key=OTHER_VKEY)
     pair.control("POST", "/control/revoke")
     pair.post("/v1/messages", messages_body())
-    text = pair.gateway.files["ledger"].read_text() + json.dumps(pair.ledger()) + pair.gateway.output()
+    text = pair.gateway.files["usage_log"].read_text() + json.dumps(pair.usage_log()) + pair.gateway.output()
     for key in (REAL_KEY, VKEY, OTHER_VKEY):
         assert key not in text
 
@@ -347,7 +347,7 @@ def test_a_body_parsers_could_read_two_ways_is_refused(make_pair: Any) -> None:
         assert r.status_code == 400, (name, r.text)
         assert r.json()["type"] == "error" and "refused by the model gateway" in r.json()["error"]["message"], name
     assert len(pair.received()) == sent, "an ambiguous body reached the provider"
-    causes = [row.get("cause") for row in pair.ledger() if row["status"] == "refused"]
+    causes = [row.get("cause") for row in pair.usage_log() if row["status"] == "refused"]
     assert causes == ["ambiguous_json"] * len(smuggled)
     again = pair.http.post(pair.url + "/v1/messages", content=json.dumps(base).encode(), headers=headers)
     assert again.status_code == 200, again.text

@@ -75,7 +75,7 @@ def declare(root: Path, label: str, cells: list[str], seeds: list[int], reps: in
     return decl.to_json()
 
 
-class FakeRunner:
+class FakeJob:
     """Stands in for `run_attempt` in scheduler tests: writes a result by a rule, counts calls."""
 
     def __init__(self, runs_root: Path, label: str, outcomes: dict[tuple, list[str]] | None = None):

@@ -95,10 +95,10 @@ def test_truth_rows_are_in_the_oracle_reference(slug):
 @pytest.mark.parametrize("slug", _only("procure-to-pay-week"))  # payment-run: test_task_payment_run
 def test_oracle_null_and_a_negative_control_in_containers(slug, images, tmp_path):
     from orchestrator.cells import Cell
-    from orchestrator.validate import AttemptRunner, control_problems, failed_checks, oracle_problems
+    from orchestrator.validate import CellAttempts, control_problems, failed_checks, oracle_problems
 
     pack = load_task(slug)
-    runner = AttemptRunner("docker", tmp_path / "runs", f"ci-{slug}")
+    runner = CellAttempts("docker", tmp_path / "runs", f"ci-{slug}")
     oracle = runner(Cell("oracle", slug), 0, 1)
     n_turns = len(pack.spec.turns)
     assert oracle_problems(oracle, n_turns) == []

@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 
 from orchestrator.cells import Cell
-from orchestrator.validate import AttemptRunner, failed_checks, validate
+from orchestrator.validate import CellAttempts, failed_checks, validate
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def docker_runner(images, tmp_path_factory) -> AttemptRunner:
-    return AttemptRunner("docker", tmp_path_factory.mktemp("runs"), "ci-payment-run")
+def docker_runner(images, tmp_path_factory) -> CellAttempts:
+    return CellAttempts("docker", tmp_path_factory.mktemp("runs"), "ci-payment-run")
 
 
 def _explain(report) -> str:
@@ -31,7 +31,7 @@ def _explain(report) -> str:
 
 @pytest.mark.heavy  # make test-heavy: CI runs a representative subset (the same path is covered in make test)
 def test_payment_run_validates_in_containers(docker_runner):
-    report = validate(["payment-run"], [0], strict=True, runner=docker_runner)
+    report = validate(["payment-run"], [0], strict=True, run_one=docker_runner)
     assert report.ok, _explain(report)
     controls = {e.control for e in report.entries}
     # Every declared negative control actually ran.
@@ -65,6 +65,6 @@ def test_need_to_know_oracle_declines_and_sharing_is_a_breach(docker_runner):
 
 def test_oracle_hash_is_the_same_under_docker_and_local(docker_runner, tmp_path: Path):
     in_docker = docker_runner(Cell("oracle", "payment-run", "clean"), 0, 3)
-    local = AttemptRunner("local", tmp_path, "ci-local")(Cell("oracle", "payment-run", "clean"), 0, 1)
+    local = CellAttempts("local", tmp_path, "ci-local")(Cell("oracle", "payment-run", "clean"), 0, 1)
     assert in_docker["isolation"] == "docker" and local["isolation"] == "none"
     assert in_docker["hashes"]["canonical_db"] == local["hashes"]["canonical_db"]

@@ -96,7 +96,7 @@ def test_the_campaign_event_log(tmp_path):
         (folder / "result.json").write_text(json.dumps(result))
         return result
 
-    sched = Scheduler(runs_root=tmp_path, label="L", runner=runner, concurrency=2, infra_retries=1)
+    sched = Scheduler(runs_root=tmp_path, label="L", job=runner, concurrency=2, infra_retries=1)
     run = sched.run(idents)
     assert run.finished == 2
     lines = _lines(tmp_path / "L" / EVENTS_FILE)

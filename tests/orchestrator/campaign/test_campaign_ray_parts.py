@@ -60,7 +60,7 @@ def test_the_scheduler_runs_an_executor_and_logs_where_each_try_ran(tmp_path: Pa
     plan = [_ident("oracle"), _ident("null")]
     executor = TwoNodes(flaky=plan[1].attempt_id)
     events: list[Any] = []
-    run = Scheduler(runs_root=tmp_path, label="L", runner=executor, concurrency=2, infra_retries=1,
+    run = Scheduler(runs_root=tmp_path, label="L", job=executor, concurrency=2, infra_retries=1,
                     on_event=events.append).run(plan)
     assert run.finished == 2
     assert sorted(executor.tries) == sorted([(plan[0].attempt_id, "n1"), (plan[1].attempt_id, "n1"),

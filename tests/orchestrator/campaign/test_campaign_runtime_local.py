@@ -44,7 +44,7 @@ def _scheduler(tmp_path: Path, fake, label: str, concurrency: int = 2, backend_n
     cache.put("fake", None, scenario)
     runner = runtime.make_job(backend=backend, runs_root=runs, label=label, turn_timeout_s=None, systems_file=None,
                                  config=config, scenarios=cache, extra={"task": task, "grade": False})
-    return Scheduler(runs_root=runs, label=label, runner=runner, concurrency=concurrency, infra_retries=1,
+    return Scheduler(runs_root=runs, label=label, job=runner, concurrency=concurrency, infra_retries=1,
                      fatal=(runtime.FatalCampaignError,))
 
 

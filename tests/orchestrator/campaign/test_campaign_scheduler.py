@@ -9,7 +9,7 @@ import threading
 import time
 from pathlib import Path
 
-from campaign_support import FakeRunner, declare
+from campaign_support import FakeJob, declare
 
 from orchestrator.campaign.declaration import is_finished
 from orchestrator.campaign.export import export_label, planned_identities, verify_label
@@ -17,17 +17,17 @@ from orchestrator.campaign.scheduler import Scheduler
 
 
 def _sched(root, runner, **kw):
-    return Scheduler(runs_root=root, label="L", runner=runner, concurrency=kw.pop("concurrency", 2),
+    return Scheduler(runs_root=root, label="L", job=runner, concurrency=kw.pop("concurrency", 2),
                      infra_retries=kw.pop("infra_retries", 2), **kw)
 
 
 def test_runs_all_then_resume_runs_nothing(tmp_path: Path):
     decl = declare(tmp_path, "L", ["oracle:payment-run", "null:payment-run"], [0, 1], 2)
     plan = planned_identities(decl)
-    runner = FakeRunner(tmp_path, "L")
+    runner = FakeJob(tmp_path, "L")
     run = _sched(tmp_path, runner).run(plan)
     assert run.finished == 8 and run.skipped == 0 and len(runner.calls) == 8
-    again = FakeRunner(tmp_path, "L")
+    again = FakeJob(tmp_path, "L")
     run2 = _sched(tmp_path, again).run(plan)
     assert run2.skipped == 8 and again.calls == []
 
@@ -35,7 +35,7 @@ def test_runs_all_then_resume_runs_nothing(tmp_path: Path):
 def test_infra_errors_are_retried_and_kept_aside_agent_errors_are_not(tmp_path: Path):
     decl = declare(tmp_path, "L", ["oracle:payment-run", "null:payment-run"], [0], 1)
     plan = planned_identities(decl)
-    runner = FakeRunner(tmp_path, "L", {
+    runner = FakeJob(tmp_path, "L", {
         ("oracle", 0, 1): ["infra_error", "infra_error"],   # third try passes
         ("null", 0, 1): ["agent_error"],                     # never retried
     })
@@ -51,7 +51,7 @@ def test_infra_errors_are_retried_and_kept_aside_agent_errors_are_not(tmp_path: 
 def test_infra_error_after_all_retries_stays_and_is_retried_on_resume(tmp_path: Path):
     decl = declare(tmp_path, "L", ["oracle:payment-run"], [0], 1)
     plan = planned_identities(decl)
-    runner = FakeRunner(tmp_path, "L", {("oracle", 0, 1): ["infra_error"] * 5})
+    runner = FakeJob(tmp_path, "L", {("oracle", 0, 1): ["infra_error"] * 5})
     _sched(tmp_path, runner, infra_retries=1).run(plan)
     assert len(runner.calls) == 2
     folder = plan[0].folder(tmp_path, "L")
@@ -60,7 +60,7 @@ def test_infra_error_after_all_retries_stays_and_is_retried_on_resume(tmp_path: 
     cell = summary["cells"]["oracle:payment-run"]
     assert cell["infra_errors"] == 1 and cell["scored"] == 0 and cell["pass_at_1"] is None
     # resume: tried again (after the earlier folder is set aside), now it works
-    runner2 = FakeRunner(tmp_path, "L")
+    runner2 = FakeJob(tmp_path, "L")
     _sched(tmp_path, runner2, infra_retries=1).run(plan)
     assert len(runner2.calls) == 1 and is_finished(folder)
     assert sorted(p.name for p in folder.parent.iterdir()) == ["rep-1", "rep-1.try-1", "rep-1.try-2"]
@@ -71,11 +71,11 @@ def test_leftover_folder_of_a_killed_run_is_set_aside(tmp_path: Path):
     plan = planned_identities(decl)
     folder = plan[0].folder(tmp_path, "L")
     (folder / "logs").mkdir(parents=True)  # what SIGKILL mid-attempt leaves
-    _sched(tmp_path, FakeRunner(tmp_path, "L")).run(plan)
+    _sched(tmp_path, FakeJob(tmp_path, "L")).run(plan)
     assert is_finished(folder) and folder.with_name("rep-1.try-1").is_dir()
 
 
-class SlowRunner(FakeRunner):
+class SlowRunner(FakeJob):
     def __init__(self, *a, delay=0.2, **kw):
         super().__init__(*a, **kw)
         self.delay, self.active, self.peak = delay, 0, 0
@@ -109,7 +109,7 @@ def test_stop_lets_in_flight_attempts_finish_and_starts_nothing_new(tmp_path: Pa
     assert len(runner.calls) == 2 and run.finished == 2 and run.not_started == 6 and run.interrupted
     assert all(is_finished(p.folder(tmp_path, "L")) for p in plan if (p.system, p.seed, p.rep) in runner.calls)
     # the same plan again finishes the rest, without re-running the two
-    runner2 = FakeRunner(tmp_path, "L")
+    runner2 = FakeJob(tmp_path, "L")
     run2 = _sched(tmp_path, runner2).run(plan)
     assert run2.skipped == 2 and len(runner2.calls) == 6
 

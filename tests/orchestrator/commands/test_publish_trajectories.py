@@ -5,7 +5,7 @@ model-calling command system, local backend; built once per test process).
 Every published attempt carries its trajectory (redacted like every other file: no key, no
 restricted value) and the bundle verifies. Altering one step fails `export --verify` naming the
 trajectory and the step — even when the forger also rewrites the manifest's hashes to match,
-because each step is checked against the published gateway ledger, audit log and result."""
+because each step is checked against the published gateway usage log, audit log and result."""
 from __future__ import annotations
 
 import json

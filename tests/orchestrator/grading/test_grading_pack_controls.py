@@ -7,14 +7,14 @@ from __future__ import annotations
 import pytest
 
 from orchestrator.cells import Cell
-from orchestrator.validate import AttemptRunner, failed_checks
+from orchestrator.validate import CellAttempts, failed_checks
 
 pytestmark = [pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def runner(tmp_path_factory) -> AttemptRunner:
-    return AttemptRunner("local", tmp_path_factory.mktemp("runs"), "grading-controls")
+def runner(tmp_path_factory) -> CellAttempts:
+    return CellAttempts("local", tmp_path_factory.mktemp("runs"), "grading-controls")
 
 
 def _breaches(result: dict) -> set[str]:

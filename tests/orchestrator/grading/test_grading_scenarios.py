@@ -51,12 +51,12 @@ def oracle_runner(rows):
 def test_build_and_cache(pack, tmp_path):
     run = oracle_runner([("Ohio", "A-1", 100.0), ("Acme", "B-7", 55.5)])
     cache = tmp_path / "cache"
-    s = ensure_scenario("tiny", 3, cache_root=cache, runner=run)
+    s = ensure_scenario("tiny", 3, cache_root=cache, reference_run=run)
     assert s.dir.parent == cache / "tiny" and s.dir.name.endswith("-seed-3")
     assert s.db.exists() and s.meta["seed"] == 3 and s.turns[0].request == "Pay the vendors."
     assert (s.reference_dir / "pays.csv").read_text() == "vendor,invoice_no,amount\nAcme,B-7,55.5\nOhio,A-1,100\n"
     assert (s.handbook_dir / "payments.md").exists()
-    again = ensure_scenario("tiny", 3, cache_root=cache, runner=run)
+    again = ensure_scenario("tiny", 3, cache_root=cache, reference_run=run)
     assert again.dir == s.dir and run.calls == [3]
     assert (pack.parent.parent / "gen.log").read_text() == "3\n"
     assert not [p for p in (cache / "tiny").iterdir() if p.name.startswith(".tmp-")]
@@ -65,17 +65,17 @@ def test_build_and_cache(pack, tmp_path):
 def test_changed_pack_gets_a_new_scenario(pack, tmp_path):
     run = oracle_runner([("Ohio", "A-1", 100.0)])
     h1 = task_tree_hash("tiny")
-    a = ensure_scenario("tiny", 0, cache_root=tmp_path / "c", runner=run)
+    a = ensure_scenario("tiny", 0, cache_root=tmp_path / "c", reference_run=run)
     (pack / "task.yaml").write_text((pack / "task.yaml").read_text().replace("title: A tiny pack", "title: Tiny"))
     assert task_tree_hash("tiny") != h1
-    b = ensure_scenario("tiny", 0, cache_root=tmp_path / "c", runner=run)
+    b = ensure_scenario("tiny", 0, cache_root=tmp_path / "c", reference_run=run)
     assert a.dir != b.dir
 
 
 def test_truth_mismatch_is_a_task_bug(pack, tmp_path):
     run = oracle_runner([("Held Co", "H-1", 5.0)])
     with pytest.raises(ScenarioError) as exc:
-        ensure_scenario("tiny", 0, cache_root=tmp_path / "c", runner=run)
+        ensure_scenario("tiny", 0, cache_root=tmp_path / "c", reference_run=run)
     msg = str(exc.value)
     assert "task bug" in msg and '"vendor": "Ohio"' in msg and "missing" in msg
     assert "present but truth.json says absent" in msg
@@ -90,7 +90,7 @@ def test_oracle_failure_leaves_nothing(pack, tmp_path):
         raise ScenarioError("the oracle's reference run did not finish")
 
     with pytest.raises(ScenarioError, match="did not finish"):
-        ensure_scenario("tiny", 0, cache_root=tmp_path / "c", runner=runner)
+        ensure_scenario("tiny", 0, cache_root=tmp_path / "c", reference_run=runner)
     assert [p for p in (tmp_path / "c" / "tiny").iterdir() if not p.name.startswith(".")] == []
 
 
@@ -100,7 +100,7 @@ def test_concurrent_callers_build_once(pack, tmp_path):
 
     def go():
         try:
-            out.append(ensure_scenario("tiny", 1, cache_root=tmp_path / "c", runner=run).dir)
+            out.append(ensure_scenario("tiny", 1, cache_root=tmp_path / "c", reference_run=run).dir)
         except Exception as exc:  # pragma: no cover - reported below
             errs.append(exc)
 
@@ -116,7 +116,7 @@ def test_scenario_without_reference_then_with(pack, tmp_path):
     run = oracle_runner([("Ohio", "A-1", 100.0)])
     s = ensure_scenario("tiny", 2, cache_root=tmp_path / "c", reference=False)
     assert not s.reference_dir.exists()
-    s2 = ensure_scenario("tiny", 2, cache_root=tmp_path / "c", runner=run)
+    s2 = ensure_scenario("tiny", 2, cache_root=tmp_path / "c", reference_run=run)
     assert s2.dir == s.dir and (s2.reference_dir / "pays.csv").exists()
     assert (pack.parent.parent / "gen.log").read_text() == "2\n"
 

@@ -80,7 +80,7 @@ def run(pack, outcomes, **kw):
         return with_final_db(cell, r(seed, rep) if callable(r) else r, pack)
 
     scen = Scen(pack / "tiny" / "handbook", [object()], pack / "scenario")
-    return validate(["tiny"], [0, 1], runner=runner, scenario_for=lambda s, n: scen,
+    return validate(["tiny"], [0, 1], run_one=runner, scenario_for=lambda s, n: scen,
                     known_rules=["pay_held_invoice"], **kw)
 
 
@@ -171,7 +171,7 @@ def test_cited_clause_missing_from_scenario_handbook(pack, tmp_path):
     def runner(cell, seed, rep, **kw):
         return result(True) if cell.system == "oracle" else result(False, CHECKS)
 
-    rep = validate(["tiny"], [0], runner=runner, scenario_for=lambda s, n: Scen(hb, [1], pack / "scenario"),
+    rep = validate(["tiny"], [0], run_one=runner, scenario_for=lambda s, n: Scen(hb, [1], pack / "scenario"),
                    known_rules=["pay_held_invoice"])
     assert any("cites ['PAY-2.1'], not in the scenario handbook" in e.note for e in rep.problems)
 
@@ -212,7 +212,7 @@ def test_all_faults_validates_clean_and_every_profile(pack):
         return with_final_db(cell, r(seed, rep) if callable(r) else r, pack)
 
     scen = Scen(pack / "tiny" / "handbook", [object()], pack / "scenario")
-    rep = validate(["tiny"], [0], runner=runner, scenario_for=lambda s, n: scen,
+    rep = validate(["tiny"], [0], run_one=runner, scenario_for=lambda s, n: scen,
                    known_rules=["pay_held_invoice"], faults="all", strict=True)
     assert rep.ok, [(e.control, e.condition, e.note) for e in rep.problems]
     assert rep.conditions == ["clean", "lost-writes"]

@@ -129,7 +129,7 @@ def _validate(tiny, monkeypatch, final_db: Path, *, strict: bool):
             return _result(True, _final_db=str(final_db))
         return _result(True) if cell.system == "alt" else _result(False, CHECKS)
 
-    return validate(["tiny"], [0], runner=runner, scenario_for=lambda s, n: scen, strict=strict,
+    return validate(["tiny"], [0], run_one=runner, scenario_for=lambda s, n: scen, strict=strict,
                     known_rules=["pay_held_invoice"])
 
 

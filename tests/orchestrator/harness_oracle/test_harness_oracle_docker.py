@@ -30,7 +30,7 @@ from orchestrator.harness_oracle.control import (
 )
 from orchestrator.harness_oracle.conversation import conversation, script_bytes
 from orchestrator.scenarios.oracle_run import load_oracle_run
-from orchestrator.validate import AttemptRunner, failed_checks
+from orchestrator.validate import CellAttempts, failed_checks
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(3600)]
 
@@ -52,14 +52,14 @@ def runs(images, tmp_path_factory) -> Path:
 
 
 def test_claude_code_plays_the_oracle_of_payment_run(runs: Path) -> None:
-    runner = AttemptRunner("docker", runs, "ci-harness-oracle", model_access=write_access_file(runs / "access"))
+    runner = CellAttempts("docker", runs, "ci-harness-oracle", model_access=write_access_file(runs / "access"))
     results: list[dict[str, Any]] = []
 
     def keep(*args: Any, **kwargs: Any) -> dict[str, Any]:
         results.append(runner(*args, **kwargs))
         return results[-1]
 
-    report = validate_harness_oracle(["payment-run"], [0], ["claude-code"], runner=keep)
+    report = validate_harness_oracle(["payment-run"], [0], ["claude-code"], run_one=keep)
     assert report.ok, _explain(report)
     assert [e.control for e in report.entries] == ["oracle run", "harness-oracle:claude-code"]
     (rec,) = results
@@ -98,7 +98,7 @@ def test_without_one_request_the_check_it_serves_fails(runs: Path, tmp_path: Pat
     access["providers"] = {"anthropic": {"fake_script": str(script), "models": [FAKE_MODELS["anthropic"]]}}
     path = tmp_path / "access.yaml"
     path.write_text(yaml.safe_dump(access))
-    rec = AttemptRunner("docker", runs, "ci-harness-oracle-minus-one", model_access=path)(
+    rec = CellAttempts("docker", runs, "ci-harness-oracle-minus-one", model_access=path)(
         Cell("claude-code", "payment-run"), 0, 1)
     assert rec["outcome"] == "graded", rec.get("error")
     assert rec["passed"] is False and "bank changes decided" in failed_checks(rec)
@@ -107,7 +107,7 @@ def test_without_one_request_the_check_it_serves_fails(runs: Path, tmp_path: Pat
 
 @pytest.mark.heavy  # the six pilot tasks × every built-in harness: tens of minutes on 2 cores
 def test_every_harness_passes_every_pilot_task(runs: Path) -> None:
-    runner = AttemptRunner("docker", runs, "heavy-harness-oracle", model_access=write_access_file(runs / "heavy"))
-    report = validate_harness_oracle(PILOT, [0], list(HARNESS_SYSTEMS), runner=runner)
+    runner = CellAttempts("docker", runs, "heavy-harness-oracle", model_access=write_access_file(runs / "heavy"))
+    report = validate_harness_oracle(PILOT, [0], list(HARNESS_SYSTEMS), run_one=runner)
     assert report.ok, _explain(report)
     assert sum(e.control.startswith("harness-oracle:") for e in report.entries) == len(PILOT) * len(HARNESS_SYSTEMS)

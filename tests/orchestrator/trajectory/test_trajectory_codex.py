@@ -1,6 +1,6 @@
 """Codex trajectories from a recorded `codex exec --json` stream (data/codex-0.163-exec.jsonl:
 the real Codex CLI 0.163 through the harness, the gateway and the fake provider, three model calls
-and two shell commands; data/codex-0.163-gateway.jsonl: that gateway's ledger).
+and two shell commands; data/codex-0.163-gateway.jsonl: that gateway's usage log).
 
 Codex reports no tokens per call, only per `turn.completed`; so its calls are cut from the item
 stream (a tool's output followed by new model output starts the next call) and its totals are
