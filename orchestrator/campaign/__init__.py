@@ -20,5 +20,6 @@ Modules:
 
 Publishing a label is `orchestrator/publish/`, its HTML report `orchestrator/report/`.
 May import: the orchestrator's root modules, `attempt`, `backends`, `scenarios`, `grading`,
-`images`, `tasks`; never `publish`, `report` or the commands.
+`images`, `tasks`, `review.decisions` (export's verify checks reviews.jsonl); never `publish`,
+`report` or the commands.
 """

@@ -4,8 +4,9 @@
 ledger, then `provenance.json`. `verify_label` checks, without trusting any of them:
 the ledger's hash against provenance (naming the lines that differ), each line's canonical form,
 the ledger order and the absence of duplicates, the completeness of the matrix against
-`campaign.json`, each line against its attempt folder when the folders are present, and the
-summary recomputed from the ledger against `summary.json`.
+`campaign.json`, each line against its attempt folder when the folders are present, the review
+decisions (`reviews.jsonl`, orchestrator/review/decisions.py) against the ledger, and the summary
+recomputed from the ledger against `summary.json`.
 """
 from __future__ import annotations
 
@@ -212,7 +213,12 @@ def verify_label(runs_root: Path, label: str, *, check_folders: bool = True) -> 
                     f"line {ln['_line']}: differs from attempt folder {folder.relative_to(runs_root)}: " + "; ".join(diffs)
                 )
 
-    # 5. the summary, recomputed from the ledger
+    # 5. the review decisions (reviews.jsonl): well-formed, on real attempts and failed checks
+    from orchestrator.review.decisions import problems as review_problems
+
+    report.problems += review_problems(root, lines)
+
+    # 6. the summary, recomputed from the ledger
     if isinstance(summary, dict):
         # Verified under the p90 convention it declares (the pilot's historical one included).
         convention = (summary.get("conventions") or {}).get("p90") if isinstance(summary.get("conventions"), dict) else None

@@ -9,6 +9,7 @@ Layout (the label's own layout, so the ledger's checks run on it unchanged)::
     DIR/conditions.json    conditions (fault specifications), budgets, seeds, repetitions
     DIR/redaction.json     per file, how many credentials / restricted values were taken out
     DIR/report.html  DIR/report_files/                    the report, rendered from the bundle
+    DIR/reviews.jsonl       the failure review's decisions (orchestrator/review/), redacted like the traces
     DIR/validation/record-<hash>.json  the validation record(s) given with --validation, byte for
                            byte (orchestrator/validation_record.py): checked against the campaign
     DIR/<cell>/seed-<n>/rep-<k>/                          each attempt: result.json, audit.jsonl,
@@ -38,6 +39,7 @@ from orchestrator.publish.files import SKIP_SUFFIXES, Entry, copy_file, redact_b
 from orchestrator.publish.redaction import Secrets
 from orchestrator.publish.secrets import db_references, gather, judged_checks, restricted_classes
 from orchestrator.publish.versions import build_conditions, build_versions
+from orchestrator.review.decisions import DECISIONS_FILE
 
 BUNDLE_FILE = "bundle.json"
 BUNDLE_SCHEMA = 2  # 2: restricted values the grader counts are placeholders; disclosure checks re-gradable
@@ -147,6 +149,9 @@ def publish(runs_root: Path, label: str, out: Path, *, model_access: tuple[Path,
     decl_out = redact_bytes(decl_raw, DECLARATION_FILE, secrets) or decl_raw
     (out / DECLARATION_FILE).write_bytes(decl_out)
     entries.append(Entry(DECLARATION_FILE, "copy" if decl_out == decl_raw else "redacted", sha256_bytes(decl_raw)))
+
+    if (root / DECISIONS_FILE).is_file():  # the failure review: a reviewer's note may quote a secret
+        entries.append(copy_file(root / DECISIONS_FILE, out / DECISIONS_FILE, DECISIONS_FILE, secrets))
 
     for ln, (_task, folder) in zip(lines, folders, strict=True):
         # The attempt's own references, as the grader blanks them when it reads this attempt.

@@ -119,9 +119,10 @@ def _projection_pair(folder: Path, projection: str) -> str:
             + table(ref, agent_rows, f"reference: {projection}") + "</div>")
 
 
-def _checks_table(checks: list[dict[str, Any]]) -> str:
+def _checks_table(checks: list[dict[str, Any]], review: dict[str, str] | None = None) -> str:
+    """The checks; with `review` (failed check -> its decision's HTML), a review column beside them."""
     out = ["<table class='t'><tr><th>check</th><th>type</th><th>required</th><th>result</th><th>breach</th>"
-           "<th>cites</th><th>detail</th></tr>"]
+           "<th>cites</th><th>detail</th>" + ("<th class='l'>review</th>" if review is not None else "") + "</tr>"]
     for c in checks:
         ok = "<span class='pass'>pass</span>" if c.get("passed") else "<span class='fail'>fail</span>"
         findings = c.get("findings") or []
@@ -131,7 +132,8 @@ def _checks_table(checks: list[dict[str, Any]]) -> str:
             f"<td>{'yes' if c.get('required', True) else 'no'}</td><td>{ok}</td>"
             f"<td>{'<span class=fail>breach</span>' if c.get('breach') else ''}</td>"
             f"<td class='l'>{esc(', '.join(c.get('cites') or []))}</td>"
-            f"<td class='detail'>{esc(c.get('detail') or '')}{extra}</td></tr>")
+            f"<td class='detail'>{esc(c.get('detail') or '')}{extra}</td>"
+            + (f"<td class='detail'>{review.get(str(c.get('name')), '')}</td>" if review is not None else "") + "</tr>")
     out.append("</table>")
     return "".join(out)
 
@@ -177,11 +179,12 @@ def _adapter_table(turns: list[dict[str, Any]]) -> str:
 
 
 def render_attempt_page(folder: Path, line: dict[str, Any], *, label: str, index_href: str,
-                        projections_of: dict[str, str] | None = None) -> str:
+                        projections_of: dict[str, str] | None = None, review: dict[str, str] | None = None) -> str:
     """The HTML of one attempt's page from its folder and its ledger line.
 
     `projections_of` maps a check's name to its projection (from the task pack); without it, a
-    failed state check shows every projection whose agent and reference copies differ.
+    failed state check shows every projection whose agent and reference copies differ. `review`
+    maps a failed check to the HTML of its review decision (orchestrator/report/review.py).
     """
     result = json.loads((folder / "result.json").read_text(encoding="utf-8")) if (folder / "result.json").is_file() else {}
     ident = line.get("identity") or {}
@@ -214,7 +217,7 @@ def render_attempt_page(folder: Path, line: dict[str, Any], *, label: str, index
 
     checks = [c for c in result.get("checks") or [] if isinstance(c, dict)]
     out.append(f"<h2>Checks ({sum(1 for c in checks if c.get('passed'))}/{len(checks)} passed)</h2>")
-    out.append(_checks_table(checks) if checks else "<p class='meta'>No checks (the attempt was not graded).</p>")
+    out.append(_checks_table(checks, review) if checks else "<p class='meta'>No checks (the attempt was not graded).</p>")
 
     failed_state = [c for c in checks if not c.get("passed") and str(c.get("type")) in STATE_TYPES]
     if failed_state:

@@ -22,7 +22,7 @@ from orchestrator.report.attempt_page import render_attempt_page, verdict_text
 from orchestrator.report.charts import CSS, count_chart, esc, pct, plain, rate_chart, turn_time_chart
 from orchestrator.report.checks import per_check_view
 from orchestrator.report.rescoring import banner, delta_view
-from orchestrator.report.review import review_view
+from orchestrator.report.review import attempt_decisions, review_section
 from orchestrator.report.statistics import (
     comparisons_table,
     denominator_text,
@@ -30,7 +30,8 @@ from orchestrator.report.statistics import (
     times_table,
     totals_table,
 )
-from orchestrator.review.decisions import REVIEWS_FILE, failed_checks, read_decisions, review_summary
+from orchestrator.review.decisions import Decision, ReviewError, latest
+from orchestrator.review.decisions import read as read_decisions
 
 PAGES_DIR = "report_files"  # attempt pages, beside report.html ("Save page" convention)
 
@@ -118,10 +119,12 @@ def attempts_table(lines: list[dict[str, Any]], pages: str | None) -> str:
 
 
 def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any]], provenance: dict[str, Any] | None,
-                  *, pages: str | None = None, delta: dict[str, Any] | None = None,
-                  review: dict[str, Any] | None = None) -> str:
+                  *, pages: str | None = None, delta: dict[str, Any] | None = None, review: str = "",
+                  source_reviews: dict[tuple[str, str], str] | None = None) -> str:
     """The report's HTML text; `pages` is the folder (relative to it) holding the attempt pages;
-    `delta` the delta.json of a rescored label; `review` its failure review's summary."""
+    `delta` the delta.json of a rescored label, `source_reviews` its source label's review
+    decisions (beside each flip); `review` the failure review's section
+    (orchestrator/report/review.py)."""
     cells = summary.get("cells", {})
     prov = provenance or {}
     project = prov.get("project") or {}
@@ -142,8 +145,7 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
         + "</p>",
     ]
 
-    out.append(delta_view(delta))
-    out.append(review_view(review))
+    out.append(delta_view(delta, source_reviews))
     out.append("<h2>Cells</h2>" + cells_table(cells))
     totals = summary.get("totals") or {}
     if totals and all(isinstance(t, dict) for t in totals.values()):
@@ -247,6 +249,8 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
             )
         out.append("</table>")
 
+    if review:
+        out.append("<h2 id='review'>Failure review: agent wrong or task wrong</h2>" + review)
     out.append("<h2>Attempts</h2>" + attempts_table(lines, pages))
 
     conv = summary.get("conventions", {})
@@ -287,6 +291,7 @@ def write_report(runs_root: Path, label: str, out: Path | None = None, *, title:
     target = out or root / "report.html"
     pages = target.parent / PAGES_DIR
     pages.mkdir(parents=True, exist_ok=True)
+    decisions, problem = _decisions(root)
     projections: dict[str, dict[str, str]] = {}
     for ln in lines:
         ident = ln["identity"]
@@ -294,13 +299,26 @@ def write_report(runs_root: Path, label: str, out: Path | None = None, *, title:
         if ident["task"] not in projections:
             projections[ident["task"]] = check_projections(ident["task"])
         page = render_attempt_page(folder, ln, label=title or label, index_href=f"../{target.name}",
-                                   projections_of=projections[ident["task"]])
+                                   projections_of=projections[ident["task"]],
+                                   review=attempt_decisions(title or label, ln, decisions))
         (pages / page_name(ln["attempt_id"])).write_text(page, encoding="utf-8")
     delta_path = root / DELTA_FILE  # a rescored label's (orchestrator/regrade/)
     delta = json.loads(delta_path.read_text()) if delta_path.is_file() else None
-    review = None
-    if (root / REVIEWS_FILE).is_file():
-        review = review_summary(failed_checks(runs_root, label), read_decisions(root))
+    review = review_section(title or label, lines, decisions, pages=PAGES_DIR, problem=problem)
+    source_reviews = None
+    if delta and (runs_root / str(delta.get("source_label"))).is_dir():  # the decisions that asked for the change
+        source_decisions, _ = _decisions(runs_root / str(delta.get("source_label")))
+        source_reviews = {k: f"{d.label}: {d.note} ({d.who})" for k, d in latest(source_decisions).items()}
     target.write_text(render_report(title or label, summary, lines, provenance, pages=PAGES_DIR, delta=delta,
-                                    review=review), encoding="utf-8")
+                                    review=review, source_reviews=source_reviews),
+                      encoding="utf-8")
     return target
+
+
+def _decisions(root: Path) -> tuple[list[Decision], str]:
+    """The label's review decisions, and the reason when its file cannot be read (shown, not fatal:
+    `export --verify` reports the file's problems)."""
+    try:
+        return read_decisions(root), ""
+    except ReviewError as exc:
+        return [], str(exc)

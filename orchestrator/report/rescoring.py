@@ -27,8 +27,10 @@ def _state(state: dict[str, Any] | None) -> str:
     return f"{verdict}<br><small>{esc(state.get('detail'))}</small>"
 
 
-def delta_view(delta: dict[str, Any] | None) -> str:
-    """The delta section: counts, then per cell each check's flips with their details."""
+def delta_view(delta: dict[str, Any] | None, reviews: dict[tuple[str, str], str] | None = None) -> str:
+    """The delta section: counts, then per cell each check's flips with their details; `reviews`
+    (source attempt id x check -> the source label's review decision, orchestrator/review/) puts
+    the decision that asked for the change beside each flip."""
     if not delta:
         return ""
     out = [f"<h2>What the rescoring changed</h2><p class='meta'>{delta.get('regraded', 0)} attempts re-graded, "
@@ -47,11 +49,14 @@ def delta_view(delta: dict[str, Any] | None) -> str:
                 for kind, items in kinds.items() for item in items]
         if not rows:
             continue
+        source_of = {a.get("attempt_id"): str(a.get("source_attempt_id")) for a in entry.get("attempts") or []}
         out.append("<table class='t'><tr><th>check</th><th>change</th><th>seed</th><th>rep</th><th>before</th>"
-                   "<th>after</th></tr>")
+                   "<th>after</th>" + ("<th class='l'>review (source label)</th>" if reviews is not None else "") + "</tr>")
         for name, kind, item in rows:
+            review = (reviews or {}).get((source_of.get(item.get("attempt_id"), ""), name), "unreviewed")
             out.append(f"<tr><td>{esc(name)}</td><td>{esc(kind.replace('_', ' '))}</td><td>{esc(item.get('seed'))}</td>"
                        f"<td>{esc(item.get('rep'))}</td><td class='l'>{_state(item.get('before'))}</td>"
-                       f"<td class='l'>{_state(item.get('after'))}</td></tr>")
+                       f"<td class='l'>{_state(item.get('after'))}</td>"
+                       + (f"<td class='detail'>{esc(review)}</td>" if reviews is not None else "") + "</tr>")
         out.append("</table>")
     return "".join(out)

@@ -143,13 +143,14 @@ def test_a_task_wrong_decision_then_a_loosened_version_flips_exactly_that_check(
     """The review's `task_wrong` is the input of a new task version; its regrade flips that
     attempt's verdict on that check and nothing else. (Runs last: it appends to the source's
     reviews.jsonl, which no other test reads.)"""
-    from orchestrator.review.decisions import failed_checks, read_decisions
+    from orchestrator.review.decisions import failed_checks, read, read_ledger
 
-    [failed] = failed_checks(runs, SOURCE)
-    assert (failed.cell, failed.check) == (NEG, LOOSENED)
-    assert main(["review", SOURCE, "--attempt", failed.attempt_id, "--check", LOOSENED, "--decision", "task_wrong",
-                 "--note", "a run dated the day after is allowed by PAY-2", "--by", "ana", "--runs-root", str(runs)]) == 0
-    [decision] = read_decisions(runs / SOURCE)
+    [(line, failed)] = [(ln, c) for ln in read_ledger(runs / SOURCE) for c in failed_checks(ln)]
+    assert (line["identity"]["cell"], failed["name"]) == (NEG, LOOSENED)
+    assert main(["review", SOURCE, "--attempt", line["attempt_id"], "--check", LOOSENED, "--decision", "task_wrong",
+                 "--kind", "alternative", "--note", "a run dated the day after is allowed by PAY-2", "--by", "ana",
+                 "--runs-root", str(runs)]) == 0
+    [decision] = read(runs / SOURCE)
     regrade_label(runs, SOURCE, "after-review", inputs=_loosened)
     delta = json.loads((runs / "after-review" / "delta.json").read_text())
     flipped = [(cell, a["source_attempt_id"]) for cell, e in delta["cells"].items() for a in e["attempts"]
