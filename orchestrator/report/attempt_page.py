@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from orchestrator.jsonl import read_objects
 from orchestrator.report.charts import CSS, esc, plain
 from orchestrator.report.transcript import TRANSCRIPT_CSS, transcript_section
 
@@ -37,20 +38,6 @@ def timings_text(timings: dict[str, Any]) -> str:
 
     head = f"{fmt(secs['total'])} in all: " if "total" in secs else ""
     return head + ", ".join(f"{p} {fmt(secs[p])}" for p in order)
-
-
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
-        return []
-    out = []
-    for text in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            row = json.loads(text)
-        except ValueError:
-            continue
-        if isinstance(row, dict):
-            out.append(row)
-    return out
 
 
 def _csv(path: Path) -> list[list[str]]:
@@ -189,7 +176,7 @@ def render_attempt_page(folder: Path, line: dict[str, Any], *, label: str, index
     result = json.loads((folder / "result.json").read_text(encoding="utf-8")) if (folder / "result.json").is_file() else {}
     ident = line.get("identity") or {}
     verdict, cls = verdict_text(result or line)
-    audit = _jsonl(folder / "audit.jsonl")
+    audit = read_objects(folder / "audit.jsonl")
     by_id = {r.get("id"): r for r in audit}
     out = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
@@ -256,7 +243,7 @@ def render_attempt_page(folder: Path, line: dict[str, Any], *, label: str, index
     out.append(f"<h2>Probes ({line.get('probes', len(probes))}): requests a hard control refused</h2>")
     out.append(audit_table(probes))
 
-    faults = _jsonl(folder / "faults.jsonl")
+    faults = read_objects(folder / "faults.jsonl")
     if result.get("fault_metrics") or faults:
         out.append("<h2>Fault metrics</h2>")
         fm = result.get("fault_metrics") or {}

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.jsonl import read_objects
 from orchestrator.report.attempt_page import audit_ids
 from orchestrator.report.label_page import check_projections
 from orchestrator.review.decisions import Decision, attempt_folder, failed_checks, latest
@@ -78,21 +79,6 @@ def read_csv(path: Path) -> list[list[str]]:
         return [row for _, row in zip(range(MAX_ROWS + 1), csv.reader(fh), strict=False)]
 
 
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """The JSON objects of a JSONL file (lines that are not objects skipped); empty when absent."""
-    if not path.is_file():
-        return []
-    out = []
-    for text in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            row = json.loads(text)
-        except ValueError:
-            continue
-        if isinstance(row, dict):
-            out.append(row)
-    return out
-
-
 def clause_texts(task: str) -> dict[str, str]:
     """Clause id -> its handbook text (parameters filled) for a task; empty when the pack or its
     clauses.yaml is not in this checkout (a bundle reviewed elsewhere: the ids still show)."""
@@ -149,7 +135,7 @@ def gather(root: Path, line: dict[str, Any], decisions: list[Decision], *,
     task = str((line.get("identity") or {}).get("task"))
     projections = check_projections(task) if projections is None else projections
     clauses = clause_texts(task) if clauses is None else clauses
-    audit = {r.get("id"): r for r in read_jsonl(folder / "audit.jsonl")}
+    audit = {r.get("id"): r for r in read_objects(folder / "audit.jsonl")}
     breaches = [b for b in result.get("breaches") or [] if isinstance(b, dict)]
     now = latest(decisions)
     out = []

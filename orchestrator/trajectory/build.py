@@ -32,6 +32,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from orchestrator.jsonl import read_objects
 from orchestrator.trajectory.atif import SCHEMA_VERSION
 from orchestrator.trajectory.mismatch import FORWARDED, align
 from orchestrator.trajectory.transcripts import HarnessCall, HarnessTurn, clip, read_turn
@@ -39,21 +40,6 @@ from orchestrator.trajectory.transcripts import HarnessCall, HarnessTurn, clip, 
 WINDOW_SLACK_S = 0.05  # the ERP's wall_time is in milliseconds, the runner's turn window in microseconds (one clock)
 ERP_FIELDS = ("id", "business_date", "wall_time", "method", "path", "action", "object_type", "object_id", "outcome",
               "status", "error_code", "replay")
-
-
-def jsonl(path: Path) -> list[dict[str, Any]]:
-    """The JSON objects of a JSON-lines file ([] when absent); unreadable lines are skipped."""
-    if not path.is_file():
-        return []
-    out = []
-    for text in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            row = json.loads(text)
-        except ValueError:
-            continue
-        if isinstance(row, dict):
-            out.append(row)
-    return out
 
 
 def _json(path: Path) -> dict[str, Any]:
@@ -320,7 +306,7 @@ def _agent_info(result: dict[str, Any], transcripts: dict[int, HarnessTurn], led
     models = [r.get("model") for r in ledger if r.get("model")]
     version = None
     for path in sorted((folder / "turns").glob("*/out/claude-session/*.jsonl")):
-        version = next((str(e["version"]) for e in jsonl(path) if e.get("version")), None)
+        version = next((str(e["version"]) for e in read_objects(path) if e.get("version")), None)
         if version:
             break
     harnesses = sorted({t.harness for t in transcripts.values()})
@@ -372,9 +358,9 @@ def build_trajectory(folder: Path, result: dict[str, Any], *, grading_date: str 
     turn; without them a request goes to the first turn of its business date.
     """
     turns = [t for t in result.get("turns") or [] if isinstance(t, dict)]
-    audit = jsonl(folder / "audit.jsonl")
-    faults = jsonl(folder / "faults.jsonl")
-    ledger = sorted(jsonl(folder / "gateway.jsonl"), key=lambda r: int(r.get("seq") or 0))
+    audit = read_objects(folder / "audit.jsonl")
+    faults = read_objects(folder / "faults.jsonl")
+    ledger = sorted(read_objects(folder / "gateway.jsonl"), key=lambda r: int(r.get("seq") or 0))
     transcripts = transcripts if transcripts is not None else read_transcripts(folder, turns)
     requests = _split_by_turn([r for r in audit if r.get("channel") == "api"], turns, windows)
     breach_ids = breach_audit_ids(result)

@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from orchestrator.jsonl import read_objects
 from orchestrator.logs import get_logger
 from orchestrator.trajectory import otel
-from orchestrator.trajectory.build import breach_audit_ids, build_trajectory, jsonl, read_transcripts, verdict_metadata
+from orchestrator.trajectory.build import breach_audit_ids, build_trajectory, read_transcripts, verdict_metadata
 from orchestrator.trajectory.mismatch import TranscriptMismatch, compare
 
 log = get_logger(__name__)
@@ -26,7 +27,7 @@ def record_trajectory(folder: Path, result: dict[str, Any], *, grading_date: str
     the result (and the mismatch) in its metadata. Returns the file's SHA-256 and the mismatch."""
     turns = [t for t in result.get("turns") or [] if isinstance(t, dict)]
     transcripts = read_transcripts(folder, turns)
-    mismatch = compare(transcripts, jsonl(folder / "gateway.jsonl"))
+    mismatch = compare(transcripts, read_objects(folder / "gateway.jsonl"))
     meta = dict(result, transcript_mismatch=mismatch.model_dump() if mismatch else None)
     doc = build_trajectory(folder, meta, grading_date=grading_date, windows=windows, transcripts=transcripts)
     raw = dumps(doc)

@@ -18,8 +18,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from orchestrator.jsonl import read_objects
 from orchestrator.trajectory.atif import atif_problems
-from orchestrator.trajectory.build import final_metrics_of, jsonl, verdict_metadata
+from orchestrator.trajectory.build import final_metrics_of, verdict_metadata
 from orchestrator.trajectory.mismatch import FORWARDED
 
 ERP_KEYS = ("method", "path", "outcome", "status", "error_code")
@@ -69,13 +70,13 @@ def trajectory_problems(folder: Path, *, doc: dict[str, Any] | None = None) -> l
     if problems:
         return problems
     steps = doc["steps"]
-    ledger = sorted(jsonl(folder / "gateway.jsonl"), key=lambda r: int(r.get("seq") or 0))
+    ledger = sorted(read_objects(folder / "gateway.jsonl"), key=lambda r: int(r.get("seq") or 0))
     mine = _ledger_steps(steps)
     if len(mine) != len(ledger):
         problems.append(f"{len(mine)} step(s) from the gateway's usage log, the usage log has {len(ledger)} row(s)")
     for (sid, step), row in zip(mine, ledger, strict=False):
         problems += _step_vs_row(sid, step, row)
-    audit = [r for r in jsonl(folder / "audit.jsonl") if r.get("channel") == "api"]
+    audit = [r for r in read_objects(folder / "audit.jsonl") if r.get("channel") == "api"]
     erp = _erp_results(steps)
     if len(erp) != len(audit):
         problems.append(f"{len(erp)} ERP request(s) in the steps, the audit log has {len(audit)} of the agent's")
