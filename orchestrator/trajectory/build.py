@@ -11,10 +11,10 @@ Steps, turn after turn:
 - a `system` step opening the business day: the clock advance, what the counterparties did
   (the audit's `sim` rows of the days advanced over) and the faults injected that day;
 - a `user` step: the turn's prompt;
-- for a model-calling system, one `agent` step per ledger row of the turn, in ledger order: a
+- for a model-calling system, one `agent` step per usage-log row of the turn, in usage-log order: a
   forwarded call carries the gateway's metrics and the harness's content for that call (its
   text, thinking, tool calls and their output); a call the gateway refused is a `system` step.
-  Calls the harness reports beyond the ledger's are `agent` steps marked `harness_only`;
+  Calls the harness reports beyond the usage log's are `agent` steps marked `harness_only`;
 - for any other system (scripted policies), one `agent` step per ERP request with
   `llm_call_count: 0` (a deterministic dispatch, ATIF v1.7);
 - every ERP request of the agent (audit `api` rows) is an observation result with
@@ -233,7 +233,7 @@ def _attach(step: dict[str, Any], req: dict[str, Any], breach_ids: set[int]) -> 
 
 def _model_turn(steps: _Steps, n: int, harness: HarnessTurn, rows: list[dict[str, Any]], requests: list[dict[str, Any]],
                 breach_ids: set[int]) -> None:
-    # The ledger's rows in order, each forwarded one paired with its call in the harness's
+    # The usage log's rows in order, each forwarded one paired with its call in the harness's
     # transcript; a call the gateway never served goes where the alignment puts it.
     pairs = iter(align([r for r in rows if r.get("status") in FORWARDED], list(harness.calls), by_usage=harness.per_call_usage))
     model_steps: list[dict[str, Any]] = []
@@ -301,9 +301,9 @@ def _days(audit: list[dict[str, Any]], faults: list[dict[str, Any]], after: str 
     return sims, days
 
 
-def _agent_info(result: dict[str, Any], transcripts: dict[int, HarnessTurn], ledger: list[dict[str, Any]],
+def _agent_info(result: dict[str, Any], transcripts: dict[int, HarnessTurn], usage: list[dict[str, Any]],
                 folder: Path) -> dict[str, Any]:
-    models = [r.get("model") for r in ledger if r.get("model")]
+    models = [r.get("model") for r in usage if r.get("model")]
     version = None
     for path in sorted((folder / "turns").glob("*/out/claude-session/*.jsonl")):
         version = next((str(e["version"]) for e in read_objects(path) if e.get("version")), None)
@@ -317,9 +317,9 @@ def _agent_info(result: dict[str, Any], transcripts: dict[int, HarnessTurn], led
     return agent
 
 
-def final_metrics_of(ledger: list[dict[str, Any]], n_steps: int) -> dict[str, Any]:
-    """The trajectory's totals: the ledger's forwarded calls, summed."""
-    rows = [r for r in ledger if r.get("status") in FORWARDED]
+def final_metrics_of(usage: list[dict[str, Any]], n_steps: int) -> dict[str, Any]:
+    """The trajectory's totals: the usage log's forwarded calls, summed."""
+    rows = [r for r in usage if r.get("status") in FORWARDED]
     costs = [float(r["cost_usd"]) for r in rows if r.get("cost_usd") is not None]
     out: dict[str, Any] = {
         "total_prompt_tokens": sum(int(r.get("prompt_tokens") or 0) for r in rows),
@@ -360,11 +360,11 @@ def build_trajectory(folder: Path, result: dict[str, Any], *, grading_date: str 
     turns = [t for t in result.get("turns") or [] if isinstance(t, dict)]
     audit = read_objects(folder / "audit.jsonl")
     faults = read_objects(folder / "faults.jsonl")
-    ledger = sorted(read_objects(folder / "gateway.jsonl"), key=lambda r: int(r.get("seq") or 0))
+    usage = sorted(read_objects(folder / "gateway.jsonl"), key=lambda r: int(r.get("seq") or 0))
     transcripts = transcripts if transcripts is not None else read_transcripts(folder, turns)
     requests = _split_by_turn([r for r in audit if r.get("channel") == "api"], turns, windows)
     breach_ids = breach_audit_ids(result)
-    model_system = bool(ledger) or any(t.harness in ("claude-code", "codex") for t in transcripts.values())
+    model_system = bool(usage) or any(t.harness in ("claude-code", "codex") for t in transcripts.values())
     steps = _Steps()
     previous: str | None = None
     for t in turns:
@@ -379,7 +379,7 @@ def build_trajectory(folder: Path, result: dict[str, Any], *, grading_date: str 
             prompt = ""
         steps.add("user", clip(prompt), extra={"turn": n, "date": date, "budget_s": t.get("budget_s")})
         harness = transcripts.get(n) or HarnessTurn("none")
-        rows = [r for r in ledger if r.get("turn") == n]
+        rows = [r for r in usage if r.get("turn") == n]
         mine = requests.get(n, [])
         if model_system:
             _model_turn(steps, n, harness, rows, mine, breach_ids)
@@ -402,11 +402,11 @@ def build_trajectory(folder: Path, result: dict[str, Any], *, grading_date: str 
         "schema_version": SCHEMA_VERSION,
         "session_id": str(result.get("attempt_id") or folder.name),
         "trajectory_id": str(result.get("attempt_id") or folder.name),
-        "agent": _agent_info(result, transcripts, ledger, folder),
+        "agent": _agent_info(result, transcripts, usage, folder),
         "steps": steps.steps,
         "notes": ("Built on the host by process-bench from the attempt's records: model-call figures are the model "
                   "gateway's usage log, ERP requests the ERP's audit log; messages and tool output are the harness's own transcript."),
-        "final_metrics": final_metrics_of(ledger, len(steps.steps)),
+        "final_metrics": final_metrics_of(usage, len(steps.steps)),
         "extra": verdict_metadata(result),
     }
     return doc

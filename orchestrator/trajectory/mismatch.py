@@ -1,6 +1,6 @@
 """Transcript against gateway: do the model calls a harness reports match the calls the gateway metered?
 
-Per turn, the gateway's forwarded calls (ledger rows `ok`, `upstream_status`, `upstream_error`)
+Per turn, the gateway's forwarded calls (usage-log rows `ok`, `upstream_status`, `upstream_error`)
 against the calls in the harness's own transcript (orchestrator/trajectory/transcripts.py):
 
 - a harness that reports each call's tokens (Claude Code): the same number of calls, and call by
@@ -40,7 +40,7 @@ class TranscriptMismatch(BaseModel):
 
 
 def forwarded(rows: Iterable[dict[str, Any]], turn: int | None = None) -> list[dict[str, Any]]:
-    """The ledger rows that are model calls (sent upstream), of one turn or all, in ledger order."""
+    """The usage-log rows that are model calls (sent upstream), of one turn or all, in usage-log order."""
     out = [r for r in rows if r.get("status") in FORWARDED and (turn is None or r.get("turn") == turn)]
     return sorted(out, key=lambda r: int(r.get("seq") or 0))
 
@@ -59,7 +59,7 @@ def _fmt(u: CallUsage) -> str:
 
 
 def align(rows: list[dict[str, Any]], calls: list[HarnessCall], *, by_usage: bool) -> list[tuple[dict[str, Any] | None, HarnessCall | None]]:
-    """Pair a turn's forwarded ledger rows with the harness's calls, in order.
+    """Pair a turn's forwarded usage-log rows with the harness's calls, in order.
 
     By usage (a harness that reports each call's tokens): the longest run of calls whose tokens
     equal a row's, in order, pairs them; between two such pairs, rows and calls pair up in order
@@ -113,8 +113,8 @@ def _totals(n: int, rows: list[dict[str, Any]], turn: HarnessTurn) -> list[str]:
     return []
 
 
-def compare(turns: dict[int, HarnessTurn], ledger: list[dict[str, Any]]) -> TranscriptMismatch | None:
-    """The disagreement between the harness's transcripts (by turn number) and the ledger, or None."""
+def compare(turns: dict[int, HarnessTurn], usage: list[dict[str, Any]]) -> TranscriptMismatch | None:
+    """The disagreement between the harness's transcripts (by turn number) and the usage, or None."""
     kinds = {t.harness for t in turns.values()}
     harness = next(iter(kinds)) if len(kinds) == 1 else ",".join(sorted(kinds))
     claims = [n for n, t in turns.items() if t.harness in ("claude-code", "codex")]
@@ -123,12 +123,12 @@ def compare(turns: dict[int, HarnessTurn], ledger: list[dict[str, Any]]) -> Tran
     differences: list[str] = []
     for n in sorted(turns):
         turn = turns[n]
-        rows = forwarded(ledger, n)
+        rows = forwarded(usage, n)
         if turn.harness == "claude-code":
             differences += _per_call(n, rows, turn)
         elif turn.harness == "codex":
             differences += _totals(n, rows, turn)
-    stray = [r for r in forwarded(ledger) if r.get("turn") not in turns]
+    stray = [r for r in forwarded(usage) if r.get("turn") not in turns]
     if stray:
         differences.append(f"{len(stray)} model call(s) metered outside every turn (gateway seq "
                            f"{', '.join(str(r.get('seq')) for r in stray[:10])})")
@@ -137,7 +137,7 @@ def compare(turns: dict[int, HarnessTurn], ledger: list[dict[str, Any]]) -> Tran
     per_call = all(turns[n].harness == "claude-code" for n in claims)
     return TranscriptMismatch(
         harness=harness,
-        gateway_calls=len(forwarded(ledger)),
+        gateway_calls=len(forwarded(usage)),
         harness_calls=sum(len(turns[n].calls) for n in claims) if per_call else None,
         differences=differences[:MAX_DIFFERENCES] + ([f"... {len(differences) - MAX_DIFFERENCES} more"]
                                                      if len(differences) > MAX_DIFFERENCES else []),

@@ -3,7 +3,7 @@
 For teams that already collect traces. `otlp_json(doc)` turns a trajectory into an OTLP/JSON
 `ExportTraceServiceRequest` (the file format an OpenTelemetry Collector's `otlpjsonfile` receiver
 reads); with `PB_TRAJECTORY_OTLP=1` in the orchestrator's environment each attempt also writes
-`trajectory.otlp.json` beside its trajectory. Nothing is sent anywhere: the ledger and the
+`trajectory.otlp.json` beside its trajectory. Nothing is sent anywhere: the usage log and the
 trajectory stay the record, this is a view of them.
 
 Spans (one trace per attempt; ids derived from the attempt id, so the same trajectory gives the

@@ -23,7 +23,7 @@ def dumps(doc: dict[str, Any]) -> bytes:
 
 def record_trajectory(folder: Path, result: dict[str, Any], *, grading_date: str | None = None,
                       windows: dict[int, tuple[float, float]] | None = None) -> tuple[str, TranscriptMismatch | None]:
-    """Compare the harness's transcripts with the ledger, then write `folder/trajectory.json` with
+    """Compare the harness's transcripts with the usage log, then write `folder/trajectory.json` with
     the result (and the mismatch) in its metadata. Returns the file's SHA-256 and the mismatch."""
     turns = [t for t in result.get("turns") or [] if isinstance(t, dict)]
     transcripts = read_transcripts(folder, turns)

@@ -4,11 +4,11 @@ The gateway's usage log, the ERP's audit log and result.json are the record; tra
 view of them with the harness's words added. So, in an attempt folder or a publication bundle:
 
 - the file is valid ATIF v1.7;
-- its ledger steps are the ledger's rows, every one, in order, each with the row's figures (prompt,
+- its usage-log steps are the usage log's rows, every one, in order, each with the row's figures (prompt,
   completion, cached and cache-write tokens, cost, model, status);
 - its ERP results are the audit log's agent requests, every one, in order, each with the row's
   method, path, outcome, status and error code;
-- its totals are the ledger's, and its verdict, checks and transcript mismatch are result.json's.
+- its totals are the usage log's, and its verdict, checks and transcript mismatch are result.json's.
 
 Altering, dropping, adding or reordering one step fails with a problem naming the step.
 """
@@ -26,7 +26,7 @@ from orchestrator.trajectory.mismatch import FORWARDED
 ERP_KEYS = ("method", "path", "outcome", "status", "error_code")
 
 
-def _ledger_steps(steps: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+def _usage_steps(steps: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
     return [(s["step_id"], s) for s in steps if isinstance((s.get("extra") or {}).get("gateway"), dict)]
 
 
@@ -44,7 +44,7 @@ def _step_vs_row(sid: int, step: dict[str, Any], row: dict[str, Any]) -> list[st
     gw = step["extra"]["gateway"]
     problems = []
     if (gw.get("seq"), gw.get("status")) != (row.get("seq"), row.get("status")):
-        problems.append(f"step {sid}: gateway seq/status {gw.get('seq')}/{gw.get('status')}, the ledger's row is {row.get('seq')}/{row.get('status')}")
+        problems.append(f"step {sid}: gateway seq/status {gw.get('seq')}/{gw.get('status')}, the usage log's row is {row.get('seq')}/{row.get('status')}")
     if row.get("status") in FORWARDED:
         m = step.get("metrics") or {}
         extra = m.get("extra") or {}
@@ -55,12 +55,12 @@ def _step_vs_row(sid: int, step: dict[str, Any], row: dict[str, Any]) -> list[st
                 None if row.get("cost_usd") is None else float(row["cost_usd"]), row.get("model"))
         if step.get("source") != "agent" or got != want:
             problems.append(f"step {sid}: metrics (prompt, completion, cached, cache write, input, cost, model) {got}, "
-                            f"the ledger's row {row.get('seq')} has {want}")
+                            f"the usage log's row {row.get('seq')} has {want}")
     return problems
 
 
 def trajectory_problems(folder: Path, *, doc: dict[str, Any] | None = None) -> list[str]:
-    """Every way `folder/trajectory.json` disagrees with the folder's ledger, audit log and result."""
+    """Every way `folder/trajectory.json` disagrees with the folder's usage log, audit log and result."""
     if doc is None:
         try:
             doc = json.loads((folder / "trajectory.json").read_text(encoding="utf-8"))
@@ -70,11 +70,11 @@ def trajectory_problems(folder: Path, *, doc: dict[str, Any] | None = None) -> l
     if problems:
         return problems
     steps = doc["steps"]
-    ledger = sorted(read_objects(folder / "gateway.jsonl"), key=lambda r: int(r.get("seq") or 0))
-    mine = _ledger_steps(steps)
-    if len(mine) != len(ledger):
-        problems.append(f"{len(mine)} step(s) from the gateway's usage log, the usage log has {len(ledger)} row(s)")
-    for (sid, step), row in zip(mine, ledger, strict=False):
+    usage = sorted(read_objects(folder / "gateway.jsonl"), key=lambda r: int(r.get("seq") or 0))
+    mine = _usage_steps(steps)
+    if len(mine) != len(usage):
+        problems.append(f"{len(mine)} step(s) from the gateway's usage log, the usage log has {len(usage)} row(s)")
+    for (sid, step), row in zip(mine, usage, strict=False):
         problems += _step_vs_row(sid, step, row)
     audit = [r for r in read_objects(folder / "audit.jsonl") if r.get("channel") == "api"]
     erp = _erp_results(steps)
@@ -85,9 +85,9 @@ def trajectory_problems(folder: Path, *, doc: dict[str, Any] | None = None) -> l
             problems.append(f"step {sid}: ERP request {[got.get('audit_id'), *(got.get(k) for k in ERP_KEYS)]}, "
                             f"the audit log's next is {[row.get('id'), *(row.get(k) for k in ERP_KEYS)]}")
             break  # one misplaced request shifts every later one: the first says where
-    want_totals = final_metrics_of(ledger, len(steps))
+    want_totals = final_metrics_of(usage, len(steps))
     if doc.get("final_metrics") != want_totals:
-        problems.append(f"final_metrics {doc.get('final_metrics')} differ from the ledger's totals {want_totals}")
+        problems.append(f"final_metrics {doc.get('final_metrics')} differ from the usage log's totals {want_totals}")
     try:
         result = json.loads((folder / "result.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -48,8 +48,8 @@ def test_every_attempt_publishes_a_valid_redacted_trajectory(bundle) -> None:
         assert atif_problems(doc) == [], folder
         assert doc["extra"]["verdict"]["outcome"] == json.loads((folder / "result.json").read_text())["outcome"]
     model = json.loads((out / MODEL / "trajectory.json").read_text())
-    ledger = [json.loads(x) for x in (out / MODEL / "gateway.jsonl").read_text().splitlines()]
-    assert [s["extra"]["gateway"]["seq"] for s in model["steps"] if "gateway" in (s.get("extra") or {})] == [r["seq"] for r in ledger]
+    usage = [json.loads(x) for x in (out / MODEL / "gateway.jsonl").read_text().splitlines()]
+    assert [s["extra"]["gateway"]["seq"] for s in model["steps"] if "gateway" in (s.get("extra") or {})] == [r["seq"] for r in usage]
     policy = json.loads((out / POLICY / "trajectory.json").read_text())
     assert all(s.get("llm_call_count") == 0 for s in policy["steps"] if s["source"] == "agent")
     blob = "".join(p.read_text(errors="replace") for p in out.rglob("trajectory.json"))

@@ -1,7 +1,7 @@
 """Trajectories of whole attempts on the local backend (real ERP, gateway and fake provider as host
 processes; the test scenario, not graded): a command system that works like Claude Code — model
 calls through the gateway, an `erp` request after each answer, Claude Code's session log and JSON
-result in its output folder — writes a trajectory whose model steps are the ledger's rows and whose
+result in its output folder — writes a trajectory whose model steps are the usage log's rows and whose
 ERP results are the audit log's agent requests, in order. When its session log leaves out one call
 the gateway served, the attempt is marked `transcript_mismatch` naming the turn; the honest one is
 not. A scripted policy's trajectory has its requests and no model steps."""
@@ -92,7 +92,7 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
 
 
-def test_an_honest_harness_gives_a_trajectory_that_matches_the_ledger_and_the_audit(local, tmp_path) -> None:
+def test_an_honest_harness_gives_a_trajectory_that_matches_the_usage_log_and_the_audit(local, tmp_path) -> None:
     result = _run(local, tmp_path, "fake-claude-honest")
     root = result.paths.root
     assert result.record["outcome"] == "graded", result.record.get("error")
@@ -100,10 +100,10 @@ def test_an_honest_harness_gives_a_trajectory_that_matches_the_ledger_and_the_au
     doc = json.loads((root / "trajectory.json").read_text())
     assert atif_problems(doc) == []
     assert trajectory_problems(root) == []
-    ledger = _lines(root / "gateway.jsonl")
+    usage = _lines(root / "gateway.jsonl")
     model_steps = [s for s in doc["steps"] if (s.get("extra") or {}).get("gateway")]
-    assert len(ledger) == len(model_steps) == 4
-    for step, row in zip(model_steps, ledger, strict=True):
+    assert len(usage) == len(model_steps) == 4
+    for step, row in zip(model_steps, usage, strict=True):
         assert step["source"] == "agent" and step["llm_call_count"] == 1
         assert (step["metrics"]["prompt_tokens"], step["metrics"]["completion_tokens"], step["metrics"]["cached_tokens"]) == (
             row["prompt_tokens"], row["output_tokens"], row["cache_read_tokens"])

@@ -1,9 +1,9 @@
 """A whole Codex attempt on the local backend: the real Codex CLI 0.163 (the pinned wheel's binary,
 as tests/model_gateway/test_gateway_codex_local.py runs it) through the `codex` harness, the
 gateway and the fake provider, calling `erp` from its shell tool on the test scenario. Its
-trajectory is valid ATIF v1.7; its model steps are the ledger's rows with the ledger's figures
+trajectory is valid ATIF v1.7; its model steps are the usage log's rows with the usage log's figures
 and Codex's words; its ERP results are the audit log's agent requests, in order, each under the
-shell call that made it; Codex's totals equal the ledger's, so the attempt is not marked."""
+shell call that made it; Codex's totals equal the usage log's, so the attempt is not marked."""
 from __future__ import annotations
 
 import json
@@ -29,7 +29,7 @@ STEPS = [
 ]
 
 
-def test_a_codex_attempt_gives_a_trajectory_that_matches_the_ledger_and_the_audit(tmp_path: Path) -> None:
+def test_a_codex_attempt_gives_a_trajectory_that_matches_the_usage_log_and_the_audit(tmp_path: Path) -> None:
     sys.path.insert(0, str(Path(__file__).parents[2] / "model_gateway"))
     from test_gateway_codex_local import codex_binary
 
@@ -57,11 +57,11 @@ def test_a_codex_attempt_gives_a_trajectory_that_matches_the_ledger_and_the_audi
     assert "transcript_mismatch" not in rec, rec.get("transcript_mismatch")
     doc = json.loads((root / "trajectory.json").read_text())
     assert atif_problems(doc) == [] and trajectory_problems(root) == []
-    ledger = [json.loads(x) for x in (root / "gateway.jsonl").read_text().splitlines()]
+    usage = [json.loads(x) for x in (root / "gateway.jsonl").read_text().splitlines()]
     model = [s for s in doc["steps"] if (s.get("extra") or {}).get("gateway")]
-    assert len(model) == len(ledger) == 4
+    assert len(model) == len(usage) == 4
     assert [s["message"] for s in model] == ["Who am I in the ERP?", "Done for today."] * 2
-    for step, row in zip(model, ledger, strict=True):
+    for step, row in zip(model, usage, strict=True):
         assert (step["metrics"]["prompt_tokens"], step["metrics"]["completion_tokens"], step["metrics"]["cached_tokens"]) == (
             row["prompt_tokens"], row["output_tokens"], row["cache_read_tokens"])
     api = [json.loads(x) for x in (root / "audit.jsonl").read_text().splitlines()]

@@ -1,7 +1,7 @@
 """A rescored label (orchestrator/regrade/) copies each attempt's records and writes a new result:
 its trajectory follows (`retarget_trajectory`): the same steps, the new attempt id, verdict, checks
 and breaches in its metadata, the breach marks of its ERP requests recomputed — and it still
-verifies against the copied ledger, audit log and the new result."""
+verifies against the copied usage log, audit log and the new result."""
 from __future__ import annotations
 
 import json

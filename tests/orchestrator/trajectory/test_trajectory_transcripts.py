@@ -39,43 +39,43 @@ def _session(calls: list[tuple[int, int, int, int]]) -> list[dict[str, Any]]:
     return out
 
 
-def _ledger(calls: list[tuple[int, int, int, int]], turn: int = 1) -> list[dict[str, Any]]:
+def _usage_log(calls: list[tuple[int, int, int, int]], turn: int = 1) -> list[dict[str, Any]]:
     return [{"seq": i + 1, "turn": turn, "status": "ok", "model": "fake-claude", "input_tokens": inp, "output_tokens": outp,
              "cache_read_tokens": read, "cache_write_tokens": write, "prompt_tokens": inp + read + write, "cost_usd": 0.001,
              "wall_time": 1764756000.0 + 10 * i + 2, "latency_s": 1.0} for i, (inp, outp, read, write) in enumerate(calls)]
 
 
-def _write(folder: Path, session: list[dict[str, Any]] | str, ledger: list[dict[str, Any]]) -> Path:
+def _write(folder: Path, session: list[dict[str, Any]] | str, usage: list[dict[str, Any]]) -> Path:
     out = folder / "turns" / "1" / "out"
     (out / "claude-session").mkdir(parents=True)
     text = session if isinstance(session, str) else "".join(json.dumps(e) + "\n" for e in session)
     (out / "claude-session" / "s.jsonl").write_text(text)
     (out / "stdout.txt").write_text(json.dumps({"type": "result", "result": "done", "usage": {}}))
     (out.parent / "system.json").write_text(json.dumps({"kind": "command", "name": "claude-code", "usage": "claude-json"}))
-    (folder / "gateway.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ledger))
+    (folder / "gateway.jsonl").write_text("".join(json.dumps(r) + "\n" for r in usage))
     return out
 
 
 def test_one_call_per_message_with_its_tools_and_their_output(tmp_path: Path) -> None:
-    out = _write(tmp_path, _session(USAGE), _ledger(USAGE))
+    out = _write(tmp_path, _session(USAGE), _usage_log(USAGE))
     turn = read_claude(out)
     assert [c.message for c in turn.calls] == ["answer 0", "answer 1", "answer 2"]
     assert [(u.name, u.output) for c in turn.calls for u in c.tool_uses] == [("Bash", "row 0"), ("Bash", "row 1")]
     assert [(c.usage.input, c.usage.output, c.usage.cache_read, c.usage.cache_write) for c in turn.calls if c.usage] == USAGE
-    assert compare({1: turn}, _ledger(USAGE)) is None
+    assert compare({1: turn}, _usage_log(USAGE)) is None
 
 
-@pytest.mark.parametrize(("name", "ledger", "expect"), [
-    ("a call the transcript omits", _ledger([*USAGE[:1], (500, 5, 0, 0), *USAGE[1:]]),
+@pytest.mark.parametrize(("name", "usage", "expect"), [
+    ("a call the transcript omits", _usage_log([*USAGE[:1], (500, 5, 0, 0), *USAGE[1:]]),
      "turn 1: the gateway metered 4 model call(s), the harness's transcript reports 3"),
-    ("a call the gateway never served", _ledger(USAGE[:2]), "turn 1: the gateway metered 2 model call(s), the harness's transcript reports 3"),
-    ("other output tokens", _ledger([USAGE[0], (310, 39, 2900, 350), USAGE[2]]), "turn 1 call 2 (gateway seq 2): gateway input 310, output 39"),
-    ("calls in another order", _ledger([USAGE[1], USAGE[0], USAGE[2]]), "turn 1 call 1 ("),
-    ("a call in another turn", _ledger(USAGE, turn=2), "turn 1: the gateway metered 0 model call(s)"),
+    ("a call the gateway never served", _usage_log(USAGE[:2]), "turn 1: the gateway metered 2 model call(s), the harness's transcript reports 3"),
+    ("other output tokens", _usage_log([USAGE[0], (310, 39, 2900, 350), USAGE[2]]), "turn 1 call 2 (gateway seq 2): gateway input 310, output 39"),
+    ("calls in another order", _usage_log([USAGE[1], USAGE[0], USAGE[2]]), "turn 1 call 1 ("),
+    ("a call in another turn", _usage_log(USAGE, turn=2), "turn 1: the gateway metered 0 model call(s)"),
 ])
-def test_what_the_gateway_metered_differently_is_a_mismatch(tmp_path: Path, name: str, ledger: list[dict[str, Any]], expect: str) -> None:
-    out = _write(tmp_path, _session(USAGE), ledger)
-    found = compare({1: read_claude(out)}, ledger)
+def test_what_the_gateway_metered_differently_is_a_mismatch(tmp_path: Path, name: str, usage: list[dict[str, Any]], expect: str) -> None:
+    out = _write(tmp_path, _session(USAGE), usage)
+    found = compare({1: read_claude(out)}, usage)
     assert found is not None, name
     assert any(d.startswith(expect) for d in found.differences), found.differences
     assert found.harness == "claude-code" and found.harness_calls == 3
@@ -98,8 +98,8 @@ def _hostile() -> str:
 
 
 def test_a_forged_transcript_keeps_the_trajectory_valid_and_the_figures_the_gateways(tmp_path: Path) -> None:
-    ledger = _ledger(USAGE[:2])
-    _write(tmp_path, _hostile(), ledger)
+    usage = _usage_log(USAGE[:2])
+    _write(tmp_path, _hostile(), usage)
     result = {"attempt_id": "a", "system": "claude-code", "outcome": "graded", "passed": True,
               "turns": [{"n": 1, "date": "2026-10-08", "exit_code": 0}]}
     (tmp_path / "result.json").write_text(json.dumps(result))
@@ -107,16 +107,16 @@ def test_a_forged_transcript_keeps_the_trajectory_valid_and_the_figures_the_gate
     assert atif_problems(doc) == []
     assert trajectory_problems(tmp_path, doc=doc) == []
     steps = [s for s in doc["steps"] if s["source"] == "agent"]
-    assert [s["metrics"]["prompt_tokens"] for s in steps] == [r["prompt_tokens"] for r in ledger]
+    assert [s["metrics"]["prompt_tokens"] for s in steps] == [r["prompt_tokens"] for r in usage]
     ids = [c["tool_call_id"] for s in steps for c in s.get("tool_calls") or []]
     assert len(ids) == len(set(ids)) == 2  # the repeated id made unique
     assert doc["extra"]["verdict"]["passed"] is True  # the transcript moves no verdict
-    found = compare({1: read_claude(tmp_path / "turns" / "1" / "out")}, ledger)
+    found = compare({1: read_claude(tmp_path / "turns" / "1" / "out")}, usage)
     assert found is not None  # m1 claims other tokens, m2 none
 
 
 # A real session log of Claude Code 2.1 in the agent-claude container (payment-run turn 1 against
-# the fake provider; only its user and assistant entries kept), and that attempt's ledger rows.
+# the fake provider; only its user and assistant entries kept), and that attempt's usage-log rows.
 DATA = Path(__file__).parent / "data"
 
 
@@ -125,22 +125,22 @@ def _real(tmp_path: Path, drop_message: int | None = None) -> Path:
     ids = list(dict.fromkeys(e["message"]["id"] for e in entries if e["type"] == "assistant"))
     if drop_message is not None:
         entries = [e for e in entries if e["type"] != "assistant" or e["message"]["id"] != ids[drop_message]]
-    ledger = [json.loads(x) for x in (DATA / "claude-code-gateway.jsonl").read_text().splitlines()]
-    return _write(tmp_path, entries, ledger)
+    usage = [json.loads(x) for x in (DATA / "claude-code-gateway.jsonl").read_text().splitlines()]
+    return _write(tmp_path, entries, usage)
 
 
-def test_a_real_claude_code_session_agrees_with_its_ledger(tmp_path: Path) -> None:
+def test_a_real_claude_code_session_agrees_with_its_usage_log(tmp_path: Path) -> None:
     turn = read_claude(_real(tmp_path))
-    ledger = [json.loads(x) for x in (DATA / "claude-code-gateway.jsonl").read_text().splitlines()]
-    assert len(turn.calls) == len(ledger) == 3
+    usage = [json.loads(x) for x in (DATA / "claude-code-gateway.jsonl").read_text().splitlines()]
+    assert len(turn.calls) == len(usage) == 3
     assert [u.arguments.get("command") for c in turn.calls for u in c.tool_uses] == ["erp whoami", "erp get /ap-invoices limit=5"]
     assert all(u.output for c in turn.calls for u in c.tool_uses)
-    assert compare({1: turn}, ledger) is None
+    assert compare({1: turn}, usage) is None
 
 
 @pytest.mark.parametrize("dropped", [0, 1, 2])
 def test_a_real_session_that_omits_a_served_call_is_a_mismatch(tmp_path: Path, dropped: int) -> None:
-    ledger = [json.loads(x) for x in (DATA / "claude-code-gateway.jsonl").read_text().splitlines()]
-    found = compare({1: read_claude(_real(tmp_path, dropped))}, ledger)
+    usage = [json.loads(x) for x in (DATA / "claude-code-gateway.jsonl").read_text().splitlines()]
+    found = compare({1: read_claude(_real(tmp_path, dropped))}, usage)
     assert found is not None and found.gateway_calls == 3 and found.harness_calls == 2
     assert found.differences[0] == "turn 1: the gateway metered 3 model call(s), the harness's transcript reports 2"
