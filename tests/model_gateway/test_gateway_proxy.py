@@ -133,13 +133,14 @@ def test_anthropic_stream_passes_through_as_it_arrives(make_pair: Any) -> None:
         for chunk in resp.iter_raw():
             arrivals.append(time.monotonic() - start)
             data += chunk
+    # Relative times only (an absolute bound failed under load): a buffered answer arrives in one
+    # piece at the end; a streamed one starts while the fake is still producing (~2 s of events).
     assert len(arrivals) >= 5, "the answer arrived in one piece: it was buffered"
-    assert arrivals[-1] - arrivals[0] > 1.5
-    assert arrivals[0] < 0.6  # the first event came long before the last one was produced
+    assert arrivals[-1] - arrivals[0] > 1.5, "the first event did not come long before the last"
     events = [json.loads(line[5:]) for line in data.decode().splitlines() if line.startswith("data:")]
     assert events[0]["type"] == "message_start" and events[-1]["type"] == "message_stop"
     (row,) = pair.usage_log()
-    assert row["stream"] is True and row["ttfb_s"] < 0.6
+    assert row["stream"] is True and row["ttfb_s"] < row["latency_s"] - 1.5  # metered at the first byte, not the end
     assert (row["input_tokens"], row["output_tokens"], row["cache_read_tokens"]) == (1200, 40, 300)
 
 
