@@ -120,6 +120,7 @@ def show_attempt(console: Console, material: AttemptMaterial, *, with_transcript
 def show_transcript(console: Console, material: AttemptMaterial) -> None:
     """Print the attempt's transcript, one line per step (the last steps when it is long)."""
     steps = material.transcript or []
+    console.print(f"[b]transcript[/b]: {len(steps)} step(s) of trajectory.json")
     if len(steps) > MAX_TRANSCRIPT_STEPS:
         console.print(f"[dim]({len(steps) - MAX_TRANSCRIPT_STEPS} earlier step(s) not shown)[/dim]")
     for n, text in list(enumerate(steps, 1))[-MAX_TRANSCRIPT_STEPS:]:

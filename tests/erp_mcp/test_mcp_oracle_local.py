@@ -15,7 +15,7 @@ from orchestrator.cells import parse_cell
 from orchestrator.config import RuntimeConfig
 from orchestrator.inputs import load_inputs
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.heavy  # make test-heavy (CI time); the MCP docker tests stay in make test
 
 
 def _run(cell_text: str, tmp: Path):

@@ -32,7 +32,9 @@ import yaml
 from escape_support import host_ipv4_addresses
 from runtime_support import probe_from
 
-pytestmark = [pytest.mark.docker, pytest.mark.timeout(1200)]
+# make test-heavy (CI time): make test keeps test_runtime_host_door.py (the door's rules and relay
+# from the gateway's address alone, in containers).
+pytestmark = [pytest.mark.docker, pytest.mark.heavy, pytest.mark.timeout(1200)]
 
 MODEL = "llama-3.1-8b-instruct"
 REAL_KEY = "sk-host-" + uuid.uuid4().hex

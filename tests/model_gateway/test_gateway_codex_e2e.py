@@ -25,7 +25,8 @@ import yaml
 from repo_paths import REPO_ROOT
 from runtime_support import remove_campaign
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1500)]
+# make test-heavy (CI time): make test keeps the local real-Codex tests and the harness oracle.
+pytestmark = [pytest.mark.docker, pytest.mark.heavy, pytest.mark.timeout(1500)]
 
 EXAMPLES = REPO_ROOT / "agent_sandbox" / "examples"
 PROBE = REPO_ROOT / "tests" / "support" / "escape_probe.py"

@@ -137,6 +137,8 @@ def test_claude_code_payment_run_through_the_gateway(runtime, inputs, tmp_path) 
     assert "pbv-" not in blob
 
 
+# make test-heavy (CI time); test_gateway_chat_budget.py keeps token budgets against a real gateway.
+@pytest.mark.heavy
 def test_token_budget_runs_out(runtime, inputs, tmp_path) -> None:
     cfg, backend = runtime
     result = run(cfg, backend, inputs, access_file(tmp_path, budget={"max_tokens": 4000}), rep=2)

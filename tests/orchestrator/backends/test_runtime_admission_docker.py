@@ -61,7 +61,7 @@ def _slot_windows(attempt_dir: Path) -> list[tuple[float, float]]:
     return out
 
 
-@pytest.mark.slow
+@pytest.mark.heavy  # make test-heavy (CI time); test_runtime_admission.py keeps the slots' logic in make test
 def test_more_attempts_than_start_slots_queue_and_all_end_graded(tmp_path: Path, images, docker_client):
     runs = tmp_path / "runs"
     label = f"adm-{os.getpid()}-{uuid.uuid4().hex[:4]}"

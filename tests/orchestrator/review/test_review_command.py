@@ -140,7 +140,8 @@ def test_an_attempt_shows_projections_clauses_and_the_audit_rows_behind_a_breach
     out = capsys.readouterr().out
     assert "projection" in out and "reference" in out and "agent" in out
     assert "PAY-" in out  # cited clauses, with their text from clauses.yaml
-    assert "no trajectory.json" in out or "transcript" in out
+    # every attempt now leaves a trajectory.json: --attempt prints its steps under a heading
+    assert "transcript:" in out and "the clock advanced" in out
     neg = _line(runs, "neg:share_bank_details:payment-run-need-to-know")
     breach = next(c for c in failed_checks(neg) if c.get("breach"))
     assert _review(runs, "--attempt", neg["attempt_id"]) == 0
