@@ -10,5 +10,5 @@ Modules:
 - `verify`      `orchestrate export --verify DIR`: check a bundle on its own, anywhere
 
 May import: the orchestrator's root modules, `campaign` (the label's records), `report`,
-`grading`, `attempt` (records), `tasks`. Nothing outside `publish` imports it but the commands.
+`grading`, `attempt` (records), `review` (the decisions file), `regrade` (the delta file), `tasks`. Nothing outside `publish` imports it but the commands.
 """

@@ -10,6 +10,7 @@ Layout (the label's own layout, so the ledger's checks run on it unchanged)::
     DIR/redaction.json     per file, how many credentials / restricted values were taken out
     DIR/report.html  DIR/report_files/                    the report, rendered from the bundle
     DIR/reviews.jsonl       the failure review's decisions (orchestrator/review/), redacted like the traces
+    DIR/delta.json          a rescored label's delta (orchestrator/regrade/), redacted like the traces
     DIR/validation/record-<hash>.json  the validation record(s) given with --validation, byte for
                            byte (orchestrator/validation_record.py): checked against the campaign
     DIR/<cell>/seed-<n>/rep-<k>/                          each attempt: result.json, audit.jsonl,
@@ -39,6 +40,7 @@ from orchestrator.publish.files import SKIP_SUFFIXES, Entry, copy_file, redact_b
 from orchestrator.publish.redaction import Secrets
 from orchestrator.publish.secrets import db_references, gather, judged_checks, restricted_classes
 from orchestrator.publish.versions import build_conditions, build_versions
+from orchestrator.regrade.delta import DELTA_FILE
 from orchestrator.review.decisions import DECISIONS_FILE
 
 BUNDLE_FILE = "bundle.json"
@@ -152,6 +154,8 @@ def publish(runs_root: Path, label: str, out: Path, *, model_access: tuple[Path,
 
     if (root / DECISIONS_FILE).is_file():  # the failure review: a reviewer's note may quote a secret
         entries.append(copy_file(root / DECISIONS_FILE, out / DECISIONS_FILE, DECISIONS_FILE, secrets))
+    if (root / DELTA_FILE).is_file():  # a rescoring: its checks' details before and after quote the agent
+        entries.append(copy_file(root / DELTA_FILE, out / DELTA_FILE, DELTA_FILE, secrets))
 
     for ln, (_task, folder) in zip(lines, folders, strict=True):
         # The attempt's own references, as the grader blanks them when it reads this attempt.

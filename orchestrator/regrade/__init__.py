@@ -10,5 +10,5 @@ Modules:
 
 May import: the orchestrator's root modules, `campaign` (records, export), `grading`, `inputs`
 (task pack and scenario), `tasks`, `trajectory` (a copied trajectory under its new verdict).
-Nothing outside `regrade` imports it but the commands and the report.
+Nothing outside `regrade` imports it but the commands, the report and the bundle (its delta file).
 """

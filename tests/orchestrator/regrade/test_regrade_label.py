@@ -96,6 +96,16 @@ def test_a_loosened_check_flips_exactly_that_attempt_and_the_source_is_untouched
     assert main(["report", "loose", "--runs-root", str(runs)]) == 0
     html = (runs / "loose" / "report.html").read_text()
     assert "<h1>Rescoring loose</h1>" in html and "What the rescoring changed" in html and LOOSENED in html
+    # its publication bundle carries the delta, bound by the manifest, and shows it in its report
+    bundle = runs.parent / "bundle-loose"
+    assert main(["publish", "loose", "--runs-root", str(runs), "--out", str(bundle)]) == 0
+    manifest = json.loads((bundle / "bundle.json").read_text())
+    assert "delta.json" in json.dumps(manifest)
+    assert json.loads((bundle / "delta.json").read_text())["flipped_attempts"] == 1
+    assert "What the rescoring changed" in (bundle / "report.html").read_text()
+    assert main(["export", "--verify", str(bundle)]) == 0
+    (bundle / "delta.json").write_text((bundle / "delta.json").read_text().replace('"flipped_attempts": 1', '"flipped_attempts": 0'))
+    assert main(["export", "--verify", str(bundle)]) != 0  # the delta is hash-bound like every file
 
 
 def test_an_unchanged_rescoring_through_the_cli_flips_nothing(runs: Path):
