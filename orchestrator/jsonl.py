@@ -10,12 +10,16 @@ from typing import Any
 
 
 def read_objects(path: Path) -> list[dict[str, Any]]:
-    """The JSON objects of a JSON-lines file, in order ([] when absent); a line that is not a JSON
-    object is skipped."""
+    """The JSON objects of a JSON-lines file, in order ([] when absent or unreadable); a line that
+    is not a JSON object is skipped."""
     if not path.is_file():
         return []
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
     out = []
-    for text in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for text in lines:
         try:
             row = json.loads(text)
         except ValueError:

@@ -15,10 +15,11 @@ malformed input without raising.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from orchestrator.jsonl import read_objects
 
 MAX_TEXT = 20_000  # one message, thought or tool output kept in the trajectory (the rest is cut, marked)
 
@@ -79,23 +80,6 @@ def clip(text: str | None) -> str:
     return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + f"\n[... {len(text) - MAX_TEXT} more characters cut]"
 
 
-def _json_lines(path: Path) -> Iterator[dict[str, Any]]:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return
-    for line in text.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(obj, dict):
-            yield obj
-
-
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -126,7 +110,7 @@ def _claude_result(out: Path) -> dict[str, Any] | None:
         doc = None
     if isinstance(doc, dict) and doc.get("type") == "result":
         return doc
-    for obj in _json_lines(out / "stdout.txt"):  # stream-json: the last line is the result
+    for obj in read_objects(out / "stdout.txt"):  # stream-json: the last line is the result
         if obj.get("type") == "result":
             doc = obj
     return doc if isinstance(doc, dict) else None
@@ -137,7 +121,7 @@ def read_claude(out: Path) -> HarnessTurn:
     turn = HarnessTurn("claude-code", per_call_usage=True)
     entries: list[dict[str, Any]] = []
     for path in sorted((out / "claude-session").glob("*.jsonl")):
-        entries.extend(_json_lines(path))
+        entries.extend(read_objects(path))
     entries.sort(key=lambda e: str(e.get("timestamp") or ""))  # main session and sub-agents' files, in time order
     calls: dict[str, HarnessCall] = {}
     uses: dict[str, ToolUse] = {}
@@ -218,7 +202,7 @@ def read_codex(out: Path) -> HarnessTurn:
     total: CallUsage | None = None
     calls: list[HarnessCall] = []
     current: HarnessCall | None = None
-    for n, event in enumerate(_json_lines(out / "stdout.txt")):
+    for n, event in enumerate(read_objects(out / "stdout.txt")):
         kind = event.get("type")
         if kind == "turn.completed" and isinstance(event.get("usage"), dict):
             u = event["usage"]
