@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import httpx
 import pytest
 from escape_support import host_ipv4_addresses
-from runtime_support import TEST_CAMPAIGN, docker_client, leftovers, probe_from, resolve_images
+from runtime_support import TEST_CAMPAIGN, leftovers, probe_from
 
 pytestmark = [pytest.mark.docker]
 
@@ -40,24 +40,6 @@ print(json.dumps(out), flush=True)
 ip, port = sys.argv[1].rsplit(":", 1)
 http.server.HTTPServer((ip, int(port)), http.server.SimpleHTTPRequestHandler).serve_forever()
 """
-
-
-@pytest.fixture(scope="module")
-def client():
-    return docker_client()
-
-
-@pytest.fixture(scope="module")
-def agent_image(request, client):
-    return resolve_images(request).agent.tag
-
-
-@pytest.fixture()
-def backend(client):
-    from orchestrator.backends.docker.sandbox import DockerBackend
-    from orchestrator.config import RuntimeConfig
-
-    return DockerBackend(RuntimeConfig.from_env(campaign=TEST_CAMPAIGN), client=client)
 
 
 @pytest.fixture()

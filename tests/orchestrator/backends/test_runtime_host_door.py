@@ -14,27 +14,9 @@ import uuid
 from typing import Any
 
 import pytest
-from runtime_support import PROBE, TEST_CAMPAIGN, docker_client, leftovers, resolve_images
+from runtime_support import PROBE, TEST_CAMPAIGN, leftovers
 
 pytestmark = [pytest.mark.docker]
-
-
-@pytest.fixture(scope="module")
-def client():
-    return docker_client()
-
-
-@pytest.fixture(scope="module")
-def agent_image(request, client):
-    return resolve_images(request).agent.tag
-
-
-@pytest.fixture()
-def backend(client):
-    from orchestrator.backends.docker.sandbox import DockerBackend
-    from orchestrator.config import RuntimeConfig
-
-    return DockerBackend(RuntimeConfig.from_env(campaign=TEST_CAMPAIGN), client=client)
 
 
 @pytest.fixture()

@@ -8,27 +8,9 @@ import threading
 import uuid
 
 import pytest
-from runtime_support import TEST_CAMPAIGN, docker_client, leftovers, probe_from, resolve_images
+from runtime_support import TEST_CAMPAIGN, leftovers, probe_from
 
 pytestmark = [pytest.mark.docker]
-
-
-@pytest.fixture(scope="module")
-def client():
-    return docker_client()
-
-
-@pytest.fixture(scope="module")
-def agent_image(request, client):
-    return resolve_images(request).agent.tag
-
-
-@pytest.fixture()
-def backend(client):
-    from orchestrator.backends.docker.sandbox import DockerBackend
-    from orchestrator.config import RuntimeConfig
-
-    return DockerBackend(RuntimeConfig.from_env(campaign=TEST_CAMPAIGN), client=client)
 
 
 @pytest.fixture()
