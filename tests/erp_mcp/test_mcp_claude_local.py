@@ -18,13 +18,9 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
-from erp_server import start_server
-from mcp_server import scenario_db_copy, start_mcp
+from mcp_server import model_turn_stack
 
-from agent_sandbox.systems import BUILTIN_SYSTEMS
-from model_gateway.local import free_port, start_fake_provider, start_gateway
 from orchestrator.images import AGENT_CLAUDE_IMAGE, config
 from orchestrator.images.wheelhouse import ensure_wheelhouse
 from orchestrator.scenarios.cache import ensure_scenario
@@ -72,32 +68,12 @@ def test_claude_code_calls_mcp_tools(shared_tmp: Path) -> None:
                      {"type": "tool_use", "name": "mcp__bb-erp__msg_send", "input": {**NOTE, "Idempotency-Key": "claude-mcp-1"}}],
          "usage": {"input_tokens": 1000, "output_tokens": 30}},
         {"content": [{"type": "text", "text": "Done: note sent."}], "usage": {"input_tokens": 1100, "output_tokens": 5}}]}
-    for d in ("fake", "gw", "erp"):
-        (tmp / d).mkdir()
-    world = json.loads(Path(scenario.world).read_text())
-    erp = start_server(tmp / "erp", scenario_db_copy(scenario, tmp / "erp"), world=world)
-    mcp = start_mcp(erp.ready["agent"])
-    fake = start_fake_provider(script, workdir=tmp / "fake")
-    port = free_port()
-    gateway = start_gateway({"attempt_id": "local-mcp", "hosts": [f"127.0.0.1:{port}"],
-                             "providers": {"anthropic": {"base_url": fake.ready["url"], "models": ["fake-claude"]}}},
-                            {"upstream_keys": {"anthropic": REAL_KEY}, "virtual_keys": [VKEY]},
-                            workdir=tmp / "gw", proxy_port=port)
-    try:
-        turn_dir, home, workspace = tmp / "turn", tmp / "home", tmp / "workspace"
-        for d in (turn_dir / "out", home, workspace):
-            d.mkdir(parents=True)
-        (turn_dir / "bin").mkdir()
-        os.symlink(claude_binary(), turn_dir / "bin" / "claude")
-        spec = BUILTIN_SYSTEMS["claude-code"]
-        assert spec.model is not None
-        (turn_dir / "prompt.txt").write_text("Send the controller a note through the bb-erp MCP tools.")
-        (turn_dir / "system.json").write_text(json.dumps({**spec.system_json({}), "interface": "mcp"}))
-        (turn_dir / "context.json").write_text(json.dumps({"turn": 1, "date": "2026-10-08", "budget_s": 240}))
-        env = {"PATH": f"{turn_dir / 'bin'}:{Path(sys.executable).parent}:/usr/bin:/bin",
-               "HOME": str(home), "WORKSPACE": str(workspace), "ERP_URL": erp.ready["agent"], "ERP_TOKEN": token,
-               "ERP_MCP_URL": mcp.url, "TURN_BUDGET_S": "240",
-               **spec.model.turn_env(gateway.ready["proxy"], VKEY, "fake-claude")}
+    with model_turn_stack(tmp, scenario, script, provider="anthropic", model="fake-claude", attempt_id="local-mcp",
+                          real_key=REAL_KEY, vkey=VKEY) as stack:
+        mcp = stack.mcp
+        turn_dir, home, env = stack.turn(tmp, "claude-code", ("claude", claude_binary()),
+                                         "Send the controller a note through the bb-erp MCP tools.", token, VKEY,
+                                         "fake-claude")
         if os.geteuid() == 0:
             env["IS_SANDBOX"] = "1"
         proc = subprocess.run([sys.executable, "-m", "agent_sandbox.turn", "--turn-dir", str(turn_dir)],
@@ -106,7 +82,7 @@ def test_claude_code_calls_mcp_tools(shared_tmp: Path) -> None:
         assert proc.returncode == 0, (proc.stderr[-2000:], (out / "stderr.txt").read_text()[-3000:])
         result = json.loads((out / "stdout.txt").read_text())
         assert result["type"] == "result" and result["is_error"] is False and result["result"] == "Done: note sent."
-        received = httpx.get(fake.ready["url"] + "/_fake/requests", trust_env=False).json()["items"]
+        received = stack.received()
         assert [r["step"] for r in received if r.get("step") is not None] == [0, 1, 2]
         # Claude Code offers this many MCP tools deferred (behind its ToolSearch), by name.
         first = json.dumps(received[0]["body"])
@@ -114,15 +90,9 @@ def test_claude_code_calls_mcp_tools(shared_tmp: Path) -> None:
         # The tool results Claude Code sent back are the ERP's answers.
         last = json.dumps(received[-1]["body"]["messages"])
         assert user in last and "MSG-" in last
-        rows = erp.control.get("/control/audit", params={"after": 0, "limit": 1000}).json()["items"]
-        agent = [r for r in rows if r["channel"] == "api"]
+        agent = stack.agent_requests()
         assert [(r["method"], r["path"], r["actor"], r["outcome"]) for r in agent] == \
             [("GET", "/whoami", user, "ok"), ("POST", "/outbox", user, "ok")]
         assert agent[1]["idem_key"] == "claude-mcp-1" and json.loads(agent[1]["request"])["subject"] == NOTE["subject"]
         config_file = json.loads((home / ".pb-mcp.json").read_text())
         assert config_file["mcpServers"]["bb-erp"]["url"] == mcp.url
-    finally:
-        gateway.stop()
-        fake.stop()
-        mcp.stop()
-        erp.stop()

@@ -8,7 +8,6 @@ user. The same path as test_mcp_claude_local for Claude Code (issue 31: MCP cell
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -16,14 +15,10 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from codex_cli import codex_binary
-from erp_server import start_server
-from mcp_server import scenario_db_copy, start_mcp
+from mcp_server import model_turn_stack
 
-from agent_sandbox.systems import BUILTIN_SYSTEMS
-from model_gateway.local import free_port, start_fake_provider, start_gateway
 from orchestrator.scenarios.cache import ensure_scenario
 
 pytestmark = pytest.mark.slow
@@ -66,35 +61,15 @@ def test_codex_calls_mcp_tools(shared_tmp: Path) -> None:
                       "input": {**NOTE, "Idempotency-Key": "codex-mcp-1"}}],
          "usage": {"input_tokens": 1000, "output_tokens": 30}},
         {"content": [{"type": "text", "text": "Done: note sent."}], "usage": {"input_tokens": 1100, "output_tokens": 5}}]}
-    for d in ("fake", "gw", "erp"):
-        (tmp / d).mkdir()
-    world = json.loads(Path(scenario.world).read_text())
-    erp = start_server(tmp / "erp", scenario_db_copy(scenario, tmp / "erp"), world=world)
-    mcp = start_mcp(erp.ready["agent"])
-    fake = start_fake_provider(script, workdir=tmp / "fake")
-    port = free_port()
-    gateway = start_gateway({"attempt_id": "local-codex-mcp", "hosts": [f"127.0.0.1:{port}"],
-                             "providers": {"openai": {"base_url": fake.ready["url"], "models": ["fake-gpt"]}}},
-                            {"upstream_keys": {"openai": REAL_KEY}, "virtual_keys": [VKEY]},
-                            workdir=tmp / "gw", proxy_port=port)
-    try:
-        turn_dir, home, workspace = tmp / "turn", tmp / "home", tmp / "workspace"
-        for d in (turn_dir / "out", home, workspace, turn_dir / "bin"):
-            d.mkdir(parents=True)
-        os.symlink(codex_binary(), turn_dir / "bin" / "codex")
-        spec = BUILTIN_SYSTEMS["codex"]
-        assert spec.model is not None
-        (turn_dir / "prompt.txt").write_text("Send the controller a note through the bb-erp MCP tools.")
-        (turn_dir / "system.json").write_text(json.dumps({**spec.system_json({}), "interface": "mcp"}))
-        (turn_dir / "context.json").write_text(json.dumps({"turn": 1, "date": "2026-10-08", "budget_s": 240}))
-        env = {"PATH": f"{turn_dir / 'bin'}:{Path(sys.executable).parent}:/usr/bin:/bin",
-               "HOME": str(home), "WORKSPACE": str(workspace), "ERP_URL": erp.ready["agent"], "ERP_TOKEN": token,
-               "ERP_MCP_URL": mcp.url, "TURN_BUDGET_S": "240",
-               **spec.model.turn_env(gateway.ready["proxy"], VKEY, "fake-gpt")}
+    with model_turn_stack(tmp, scenario, script, provider="openai", model="fake-gpt", attempt_id="local-codex-mcp",
+                          real_key=REAL_KEY, vkey=VKEY) as stack:
+        turn_dir, _home, env = stack.turn(tmp, "codex", ("codex", codex_binary()),
+                                          "Send the controller a note through the bb-erp MCP tools.", token, VKEY,
+                                          "fake-gpt")
         proc = subprocess.run([sys.executable, "-m", "agent_sandbox.turn", "--turn-dir", str(turn_dir)],
                               env=env, capture_output=True, text=True, timeout=400)
         out = turn_dir / "out"
-        received = httpx.get(fake.ready["url"] + "/_fake/requests", trust_env=False).json()["items"]
+        received = stack.received()
         offered = tool_names(received[0]["body"]) if received else []
         assert proc.returncode == 0, (proc.stderr[-2000:], (out / "stderr.txt").read_text()[-3000:])
         # Codex offers the MCP server's tools to the model, by name.
@@ -103,13 +78,7 @@ def test_codex_calls_mcp_tools(shared_tmp: Path) -> None:
         # The tool results Codex sent back are the ERP's answers.
         last = json.dumps(received[-1]["body"]["input"])
         assert user in last and "MSG-" in last
-        rows = erp.control.get("/control/audit", params={"after": 0, "limit": 1000}).json()["items"]
-        agent = [r for r in rows if r["channel"] == "api"]
+        agent = stack.agent_requests()
         assert [(r["method"], r["path"], r["actor"], r["outcome"]) for r in agent] == \
             [("GET", "/whoami", user, "ok"), ("POST", "/outbox", user, "ok")]
         assert agent[1]["idem_key"] == "codex-mcp-1" and json.loads(agent[1]["request"])["subject"] == NOTE["subject"]
-    finally:
-        gateway.stop()
-        fake.stop()
-        mcp.stop()
-        erp.stop()
