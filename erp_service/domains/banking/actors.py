@@ -8,6 +8,7 @@ company's books do not move: recording these is the company's work (`book_line`,
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -21,6 +22,22 @@ from .tables import bank_accounts, bank_statement_lines
 
 #: Statement-line kind of each item kind, and the sign of its amount.
 LINE_KIND = {"fee": ("fee", -1), "interest": ("interest", 1), "return": ("return", 1)}
+
+#: fn(tx, payment_id) -> the cash amount (cents) of a payment the bank can return (it has
+#: cleared), else None. Payments registers it (payments imports banking, not the reverse).
+ReturnableFn = Callable[[Tx, str], int | None]
+_RETURNABLE: list[ReturnableFn] = []
+
+
+def register_returnable(fn: ReturnableFn) -> None:
+    """Install how the bank learns whether a payment has cleared and for how much."""
+    _RETURNABLE[:] = [fn]
+
+
+def _returnable(tx: Tx, payment_id: str | None) -> int | None:
+    if not _RETURNABLE:
+        raise RuntimeError("no payment lookup registered: erp_service.domains.payments is not imported")
+    return _RETURNABLE[0](tx, payment_id) if payment_id else None
 
 
 def _account(tx: Tx, wanted: str | None) -> str:
@@ -42,11 +59,10 @@ def post_item(tx: Tx, item: dict[str, Any]) -> dict[str, Any]:
     account = _account(tx, item.get("bank_account_id"))
     payment_id = item.get("payment_id")
     if kind == "return":
-        # payments imports banking: read its table by name rather than import it back.
-        p = tx.conn.exec_driver_sql("SELECT amount_cents, status FROM payments WHERE id = ?", (payment_id,)).first()
-        if p is None or p[1] != "cleared":
+        returnable = _returnable(tx, payment_id)
+        if returnable is None:
             raise refused("not_cleared", f"Payment {payment_id} has not cleared; the bank cannot return it.")
-        cents = int(p[0])
+        cents = returnable
     else:
         cents = to_cents(item["amount"])
     row = tx.insert(bank_statement_lines, bank_account_id=account, date=tx.business_date, amount_cents=sign * cents,
@@ -60,10 +76,8 @@ def _due(tx: Tx, items: list[dict[str, Any]], today: str) -> list[dict[str, Any]
         kind = LINE_KIND[item["kind"]][0]
         if item["on"] > today or tx.find(bank_statement_lines, ref=item["ref"], kind=kind) is not None:
             continue
-        if kind == "return":
-            st = tx.conn.exec_driver_sql("SELECT status FROM payments WHERE id = ?", (item["payment_id"],)).first()
-            if st is None or st[0] != "cleared":
-                continue   # the return comes after the payment clears
+        if kind == "return" and _returnable(tx, item["payment_id"]) is None:
+            continue   # the return comes after the payment clears
         out.append(item)
     return out
 

@@ -19,6 +19,7 @@ from ...kernel.errors import refused
 from ...kernel.tx import Tx
 from .. import ledger
 from ..banking import bank_statement_lines, cash_account_of
+from ..banking.actors import register_returnable
 from ..banking.booking import SOURCE, line_ref
 from ..payables import ap_invoices
 from .tables import payment_allocations, payments
@@ -54,3 +55,12 @@ def record_return(tx: Tx, payment_id: str) -> dict[str, Any]:
                           allowed_from=["paid"])
     tx.primary = ("payment", payment_id)
     return payment_out(tx, tx.get(payments, payment_id))
+
+
+def _returnable(tx: Tx, payment_id: str) -> int | None:
+    """A cleared payment's cash amount (what the bank can return), else None."""
+    p = tx.find(payments, id=payment_id)
+    return int(p["amount_cents"]) if p is not None and p["status"] == "cleared" else None
+
+
+register_returnable(_returnable)
