@@ -53,10 +53,15 @@ class Line:
     damaged: int = 0
 
 
-def _units(rng, low: float, high: float, cost: float, cap: int) -> int:
-    """A whole quantity whose value lies in [low, high] dollars, below `cap` units."""
+def _units(rng, low: float, high: float, cost: float, cap: int | None) -> int:
+    """A whole quantity whose value lies in [low, high] dollars, below `cap` units (a shortage
+    cannot exceed the stock; an overage has no cap)."""
     n = max(1, math.floor(rng.uniform(low, high) / cost))
-    if n >= cap or n * cost > high + 0.005 or n * cost < low - cost:
+    if cap is not None and n >= cap:
+        n = max(1, cap // 2)  # a cheap item with little stock: half of it (its value is then lower)
+    elif n * cost < low - cost:
+        raise GenerationError(f"no quantity worth ${low:.0f}-${high:.0f} at ${cost}")
+    if n * cost > high + 0.005 or (cap is not None and n >= cap):
         raise GenerationError(f"no quantity worth ${low:.0f}-${high:.0f} at ${cost} below {cap} units")
     return n
 
@@ -80,7 +85,7 @@ def generate(ctx: GeneratorContext) -> None:
     lines: list[Line] = [Line("match", picked["match"]["item"], A01, qty["match"], qty["match"])]
     d = _units(rng, 120, THRESHOLD, cost["small_short"], qty["small_short"])
     lines.append(Line("small_short", picked["small_short"]["item"], A01, qty["small_short"], qty["small_short"] - d))
-    d = _units(rng, 120, THRESHOLD, cost["small_over"], qty["small_over"])
+    d = _units(rng, 120, THRESHOLD, cost["small_over"], None)
     lines.append(Line("small_over", picked["small_over"]["item"], B01, qty["small_over"], qty["small_over"] + d))
     d = _units(rng, 700, 1_800, cost["large_short"], qty["large_short"])
     lines.append(Line("large_short", picked["large_short"]["item"], A01, qty["large_short"], qty["large_short"] - d))
