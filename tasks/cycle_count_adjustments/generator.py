@@ -94,7 +94,9 @@ def generate(ctx: GeneratorContext) -> None:
     f = picked["misplaced"]["item"]
     in_b = qty["misplaced"] // 3
     in_a = qty["misplaced"] - in_b
-    n = _units(rng, 120, THRESHOLD, cost["misplaced"], in_a)
+    # At most half of A01's stock: a blind re-send of the transfer must be able to move it twice
+    # (the lost-writes profile's control).
+    n = _units(rng, 120, THRESHOLD, cost["misplaced"], in_a // 2 + 1)
     lines.append(Line("misplaced", f, A01, in_a, in_a - n))
     lines.append(Line("misplaced", f, B01, in_b, in_b + n))
 
