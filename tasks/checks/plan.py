@@ -54,10 +54,11 @@ class PlanFeasibleCheck(CheckBase):
     objective: Literal["makespan", "penalty_cost"]
     # The day makespan is counted from (default: the earliest release, else the earliest planned day).
     start: str | None = None
-    # The relative gap to the reference objective that still passes (0.1: up to 10% worse).
+    # How much worse than the reference objective still passes: relatively (0.1: up to 10% worse)
+    # or absolutely (in the objective's unit: 1 = one working day of makespan, or $1 of penalty);
+    # either suffices.
     max_gap: float = Field(default=0.0, ge=0)
-    # The absolute gap that still passes when the reference objective is 0.
-    max_abs_gap: float = Field(default=0.0, ge=0)
+    max_excess: float = Field(default=0.0, ge=0)
 
     @property
     def projections(self) -> list[str]:

@@ -121,6 +121,9 @@ def test_a_feasible_plan_within_the_gap_passes_and_beyond_it_fails(tmp_path: Pat
     assert not beyond.passed
     assert "beyond the allowed gap" in beyond.detail
     assert beyond.data["violations"] == {}
+    # The gap may be declared absolutely too: one working day more than the reference passes.
+    assert _grade(tmp_path, SLOWER, _check(max_excess=1)).passed
+    assert not _grade(tmp_path, SLOWER, _check(max_excess=0.5)).passed
 
 
 def test_a_plan_better_than_the_reference_passes(tmp_path: Path) -> None:
