@@ -36,6 +36,8 @@ def generate(ctx: GeneratorContext) -> None:
     """Build the scenario (see the module docstring)."""
     ng = ctx.northgate(history_end=HISTORY_END)
     start = ctx.start_date
+    # The rush orders and their work orders are entered on Monday morning itself.
+    ctx.builder.set_date(start)
     ctx.builder.insert(org.calendar, day=SHUTDOWN[0], kind="plant_shutdown", note=SHUTDOWN[1])
 
     def enable(tx: Tx) -> None:

@@ -74,7 +74,7 @@ class OperationIn(In):
 
     step: int = Field(ge=1, le=99)
     day: IsoDate
-    hours: Quantity = Field(gt=0, le=24)
+    hours: Quantity = Field(gt=0, le=1000)
     note: str | None = Field(None, max_length=500)
 
 
