@@ -56,7 +56,8 @@ def review_section(label: str, lines: list[dict[str, Any]], decisions: list[Deci
         out.append("</table>")
     out.append(f"<p class='meta'>Record a decision in a terminal: <code>orchestrate review {esc(shlex.quote(label))}</code> "
                "walks through the unreviewed failed checks; each attempt's page gives the one-line command for each of "
-               "its failed checks. A later decision on the same check supersedes the earlier one "
+               f"its failed checks. In a browser: <code>orchestrate review {esc(shlex.quote(label))} --serve</code> "
+               "serves these pages with a form beside each failed check. A later decision on the same check supersedes the earlier one "
                "(<code>reviews.jsonl</code> keeps them all); run <code>orchestrate report</code> again to see it here.</p>")
     return "".join(out)
 

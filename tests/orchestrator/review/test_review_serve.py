@@ -216,3 +216,38 @@ def test_a_reviewer_records_a_decision_in_a_real_browser(served, runs, tmp_path)
         screenshot(driver, tmp_path, "review-recorded")
     row = _decisions(runs)[-1]
     assert (row["check"], row["decision"], row["kind"], row["who"]) == (FAILED, "task_wrong", "alternative", "bo")
+
+
+def test_a_task_wrong_decision_from_the_page_then_a_new_version_on_disk_flips_exactly_that_check(served, runs):
+    """Runs last: it writes version 2 of the pack (the decided check made optional) into the
+    module's tasks root, as a task author would after reading the decision."""
+    from orchestrator.regrade.rescore import regrade_label
+
+    _site, url, line = served
+    _path, page = _attempt_page(url, line)
+    note = "the controller accepts a call-back log instead of an escalation record (VEN-1.1 is silent)"
+    r = httpx.post(url + "/decide", headers={"Origin": url}, data={
+        TOKEN_FIELD: _form(page), "attempt_id": line["attempt_id"], "check": FAILED, "decision": "task_wrong",
+        "kind": "alternative", "note": note, "who": "ana"})
+    assert r.status_code == 303
+    pack = runs.parent / "tasks" / "mini" / "task.yaml"
+    text = pack.read_text()
+    assert text.count(f"  - name: {FAILED}\n") == 1 and "version: 1\n" in text
+    pack.write_text(text.replace("version: 1\n", "version: 2\n", 1)
+                    .replace(f"  - name: {FAILED}\n", f"  - name: {FAILED}\n    required: false\n"))
+    done = regrade_label(runs, LABEL, "rev-v2")
+    assert (done.regraded, done.not_regradable) == (1, [])
+    delta = json.loads((runs / "rev-v2" / "delta.json").read_text())
+    [attempt] = delta["cells"]["null:mini"]["attempts"]
+    assert attempt["source_attempt_id"] == line["attempt_id"]
+    assert [c["check"] for c in attempt["checks"]] == [FAILED]  # exactly the decided check, nothing else
+    assert list(delta["cells"]["null:mini"]["checks"]) == [FAILED]
+    [flip] = delta["cells"]["null:mini"]["checks"][FAILED]["now_optional"]
+    assert flip["before"]["required"] is True and flip["after"]["required"] is False
+    new_line = json.loads((runs / "rev-v2" / "attempts.jsonl").read_text().splitlines()[0])
+    assert new_line["identity"]["task_version"] == "2"
+    assert main(["report", "rev-v2", "--runs-root", str(runs)]) == 0
+    changed = (runs / "rev-v2" / "report.html").read_text()
+    changed = changed[changed.index("What the rescoring changed"):]
+    assert html.escape(f"task_wrong (alternative): {note} (ana)", quote=True) in changed
+    assert verify_label(runs, "rev-v2").ok and verify_label(runs, LABEL).ok
