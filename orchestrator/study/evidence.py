@@ -113,9 +113,10 @@ def replay_folders(folders: list[tuple[Any, Path, str]], *, redacted: set[str] |
         except ValueError as exc:
             report.problems.append(f"{name}/audit.jsonl: cannot be read ({exc})")
             continue
-        got = replay_attempt(scenario.db, scenario.world, rows, str(scenario.meta["grading_date"]))
+        got = replay_attempt(scenario.db, scenario.world, rows, str(scenario.meta["grading_date"]),
+                             shipped_db=folder / "final.db", expected_sha256=want)
         report.replayed += 1
-        if got.divergence is not None:
+        if got.divergence is not None:  # even at the right hash: the log is not the one that made it
             report.problems.append(f"{name}: the replay of its audit log diverges at {got.divergence.text()}")
         elif got.canonical_sha256 != want:
             report.problems.append(f"{name}: the replay of its audit log gives canonical hash {got.canonical_sha256}, "

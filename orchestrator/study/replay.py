@@ -136,8 +136,13 @@ def _first_difference(recorded: list[dict[str, Any]], replayed: list[dict[str, A
 
 
 def replay_attempt(scenario_db: Path, world_json: Path, audit_rows: Iterable[dict[str, Any]],
-                   grading_date: str, *, scratch: Path | None = None) -> ReplayResult:
-    """Replay an attempt's audit rows on a fresh copy of `scenario_db`; see the module docstring."""
+                   grading_date: str, *, shipped_db: Path | None = None, expected_sha256: str | None = None,
+                   scratch: Path | None = None) -> ReplayResult:
+    """Replay an attempt's audit rows on a fresh copy of `scenario_db`; see the module docstring.
+
+    `shipped_db`: the attempt's own final database, if there is one; when the replay agrees with
+    the log row by row (a log altered consistently) but not with `expected_sha256`, the first row
+    where it differs from the shipped database's audit trail names the diverging request."""
     from fastapi.testclient import TestClient
 
     import erp_service.domains  # noqa: F401 — registers the tables, actors and workday calendar
@@ -179,7 +184,14 @@ def replay_attempt(scenario_db: Path, world_json: Path, audit_rows: Iterable[dic
             if grading_date > db.business_date():
                 advance(db, world, grading_date)
         db.close()
-        divergence = _first_difference(recorded, _db_rows(db_path, start_id))
-        return ReplayResult(canonical_hash(db_path), sent, divergence)
+        replayed = _db_rows(db_path, start_id)
+        divergence = _first_difference(recorded, replayed)
+        digest = canonical_hash(db_path)
+        if divergence is None and digest != expected_sha256 and shipped_db is not None and shipped_db.is_file():
+            divergence = _first_difference(_db_rows(shipped_db, start_id), replayed)
+            if divergence is not None:
+                divergence.detail = ("the replay agrees with the log but not with the shipped final database "
+                                     + (divergence.detail or "")).strip()
+        return ReplayResult(digest, sent, divergence)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
