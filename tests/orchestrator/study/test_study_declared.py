@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow  # two one-attempt campaigns and their bundles
 
 CELL = "null:payment-run"
 BASE = ["--cells", CELL, "--backend", "local", "--reps", "1"]
-SEALED_SECRET = "%064x" % 1  # draws seed 0 from [0, 2)
+SEALED_SECRET = f"{1:064x}"  # draws seed 0 from [0, 2)
 
 
 @pytest.fixture(scope="module")
@@ -176,7 +176,7 @@ def test_sealed_campaign_ran_the_committed_seed_and_keeps_no_secret(sealed) -> N
 def test_sealed_campaign_needs_the_right_secret(sealed, work: Path, capsys) -> None:
     runs, study, _ = sealed
     wrong = work / "wrong.key"
-    wrong.write_text("%064x" % 2 + "\n")
+    wrong.write_text(f"{2:064x}" + "\n")
     for extra in ([], ["--seed-secret", str(wrong)]):
         assert main(["campaign", *BASE, "--label", "sealed-x", "--runs-root", str(runs), "--declared", str(study),
                      *extra]) == 2
@@ -186,7 +186,7 @@ def test_sealed_campaign_needs_the_right_secret(sealed, work: Path, capsys) -> N
 def test_sealed_bundle_verifies_after_the_reveal_and_fails_with_a_wrong_one(sealed, work: Path, capsys) -> None:
     runs, _, secret = sealed
     wrong = work / "wrong-reveal.key"
-    wrong.write_text("%064x" % 3 + "\n")
+    wrong.write_text(f"{3:064x}" + "\n")
     assert main(["publish", "sealed", "--out", str(work / "b-none"), "--runs-root", str(runs)]) == 2
     assert main(["publish", "sealed", "--out", str(work / "b-wrong"), "--runs-root", str(runs),
                  "--reveal", str(wrong)]) == 2
@@ -197,7 +197,7 @@ def test_sealed_bundle_verifies_after_the_reveal_and_fails_with_a_wrong_one(seal
     assert "1 sealed seed(s) revealed and matching the commitment" in capsys.readouterr().out
     forged = work / "b-forged"
     shutil.copytree(bundle, forged)
-    (forged / "reveal.json").write_text(json.dumps({"scheme": "x", "secret": "%064x" % 3}))
+    (forged / "reveal.json").write_text(json.dumps({"scheme": "x", "secret": f"{3:064x}"}))
     _rehash(forged)
     assert main(["export", "--verify", str(forged)]) == 1
     assert "reveal.json: the sealed seeds are not revealed" in capsys.readouterr().err
