@@ -126,6 +126,39 @@ def _objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield n, obj
 
 
+def _optional_schemas() -> dict[str, Any]:
+    """Table name -> the `MetaData` of bb-erp's optional schemas (created by a domain's `install`,
+    e.g. the information-flow tables), so a scenario that installed one imports back."""
+    import sys
+
+    from sqlalchemy import MetaData
+
+    import erp_service.domains  # noqa: F401 — every domain module, and so every schema
+    from erp_service.kernel.schema import metadata
+
+    out: dict[str, Any] = {}
+    for name, module in sorted(sys.modules.items()):
+        if not name.startswith("erp_service.") or module is None:
+            continue
+        for value in vars(module).values():
+            if isinstance(value, MetaData) and value is not metadata:
+                for table in value.tables:
+                    out.setdefault(table, value)
+    return out
+
+
+def _create_optional(conn: sqlite3.Connection, md: Any) -> None:
+    """Create an optional schema's tables and indexes as `erp_service.kernel.db.create_schema` does."""
+    from sqlalchemy.dialects import sqlite
+    from sqlalchemy.schema import CreateIndex, CreateTable
+
+    dialect = sqlite.dialect()
+    for table in md.sorted_tables:
+        conn.execute(str(CreateTable(table).compile(dialect=dialect)))
+    for index in sorted((i for t in md.sorted_tables for i in t.indexes), key=lambda i: str(i.name)):
+        conn.execute(str(CreateIndex(index).compile(dialect=dialect)))
+
+
 def import_scenario(path: Path, out_dir: Path, truth: Path | None = None) -> Path:
     """Rebuild a scenario directory in bb-erp from its JSON lines (and truth); returns `out_dir`.
 
@@ -133,12 +166,15 @@ def import_scenario(path: Path, out_dir: Path, truth: Path | None = None) -> Pat
     exist there (a line bb-erp cannot hold is refused, never dropped)."""
     from erp_service.kernel.db import Database
 
+    if not Path(path).is_file():
+        raise ScenarioJsonlError(f"{path}: no such file")
     if out_dir.exists():
         raise ScenarioJsonlError(f"{out_dir} exists; refusing to overwrite it")
     out_dir.mkdir(parents=True)
     db_path = out_dir / "scenario.db"
     Database.create(db_path).close()
     conn = sqlite3.connect(db_path)
+    optional = _optional_schemas()
     columns: dict[str, list[str]] = {}
     turns: list[Any] = []
     header: dict[str, Any] | None = None
@@ -155,6 +191,9 @@ def import_scenario(path: Path, out_dir: Path, truth: Path | None = None) -> Pat
             elif kind == "table":
                 name, cols = str(obj["name"]), list(obj["columns"])
                 have = [r[1] for r in conn.execute(f'PRAGMA table_info("{name}")')]
+                if not have and name in optional:  # a schema the scenario installed
+                    _create_optional(conn, optional[name])
+                    have = [r[1] for r in conn.execute(f'PRAGMA table_info("{name}")')]
                 if have != cols:
                     raise ScenarioJsonlError(f"{path}:{n}: table {name!r} with columns {cols} is not bb-erp's ({have})")
                 columns[name] = cols

@@ -33,11 +33,12 @@ def _round_trip(slug: str, tmp_path: Path) -> None:
     assert json.loads(truth.read_text())["kind"] == "truth"
 
 
-def test_round_trip_payment_run(tmp_path: Path) -> None:
-    _round_trip("payment-run", tmp_path)
+@pytest.mark.parametrize("slug", ["payment-run", "payment-run-need-to-know"])  # the latter installs an optional schema
+def test_round_trip(slug: str, tmp_path: Path) -> None:
+    _round_trip(slug, tmp_path)
 
 
-@pytest.mark.heavy  # builds every pack's scenario (minutes each on a loaded machine); payment-run above in make test
+@pytest.mark.heavy  # builds every pack's scenario (minutes each on a loaded machine); two packs above in make test
 @pytest.mark.parametrize("slug", list_tasks())
 def test_round_trip_every_pack(slug: str, tmp_path: Path) -> None:
     _round_trip(slug, tmp_path)
