@@ -11,6 +11,8 @@ Layout (the label's own layout, so the ledger's checks run on it unchanged)::
     DIR/report.html  DIR/report_files/                    the report, rendered from the bundle
     DIR/reviews.jsonl       the failure review's decisions (orchestrator/review/), redacted like the traces
     DIR/delta.json          a rescored label's delta (orchestrator/regrade/), redacted like the traces
+    DIR/study.json  DIR/reveal.json   a declared study's declaration, and the sealed seeds' secret
+                           (`--reveal`; required for sealed seeds): orchestrator/study/evidence.py
     DIR/validation/record-<hash>.json  the validation record(s) given with --validation, byte for
                            byte (orchestrator/validation_record.py): checked against the campaign
     DIR/<cell>/seed-<n>/rep-<k>/                          each attempt: result.json, audit.jsonl,
