@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 # Columns of an audit row compared between the recorded log and the replay (wall_time is volatile).
 COMPARED = ("id", "business_date", "channel", "actor", "token_id", "method", "path", "action",
@@ -54,11 +55,17 @@ class Divergence:
 
 @dataclass
 class ReplayResult:
-    """What the replay gave: the canonical hash of the re-derived database and any divergence."""
+    """What the replay gave: the canonical hash of the re-derived database and any divergence, or
+    why the log cannot be replayed exactly (`unreplayable`: a request longer than the log keeps)."""
 
     canonical_sha256: str | None
     requests: int
     divergence: Divergence | None = None
+    unreplayable: str | None = None
+
+
+class Unreplayable(ValueError):
+    """A row the ERP recorded only in part (its request cut at the audit log's size limit)."""
 
 
 def read_audit_log(path: Path) -> list[dict[str, Any]]:
@@ -99,23 +106,50 @@ def _start_state(db: Path) -> tuple[int, dict[str, str]]:
         conn.close()
 
 
+def _refused_body(text: str) -> bytes:
+    """The bytes of a body the ERP kept as text only (`{"unparsed": ...}`): a replacement character
+    stands for bytes that were not UTF-8 (sent as one such byte: the same text comes back). An
+    excerpt the size limits layer cut (its first AUDIT_EXCERPT_CHARS bytes of a refused body) gets
+    a non-UTF-8 byte after it, so it is refused again with the same excerpt."""
+    from erp_service.http.limits import AUDIT_EXCERPT_CHARS, MAX_JSON_DEPTH, json_depth
+
+    raw = b"\xff".join(part.encode("utf-8") for part in text.split("\ufffd"))
+    if "\ufffd" in text or json_depth(raw, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        return raw  # refused by the limits layer as it is
+    if AUDIT_EXCERPT_CHARS - 3 <= len(raw) <= AUDIT_EXCERPT_CHARS:
+        try:
+            json.loads(raw)
+        except ValueError:
+            return raw + b"\xff"
+    return raw
+
+
 def _request_args(row: dict[str, Any]) -> dict[str, Any]:
-    """The HTTP request a recorded row stands for (raises ValueError when it cannot be rebuilt)."""
+    """The HTTP request a recorded row stands for (ValueError when it cannot be rebuilt)."""
+    from erp_service.http.limits import MAX_BODY_BYTES
+    from erp_service.kernel.pipeline import REQUEST_TEXT_LIMIT
+
     text = row.get("request")
-    if isinstance(text, str) and text.endswith(TRUNCATED_MARK):
+    if isinstance(text, str) and text.endswith(TRUNCATED_MARK) and len(text) == REQUEST_TEXT_LIMIT + 1:
         try:
             json.loads(text)
         except ValueError:
-            raise ValueError("the request was cut at the audit log's size limit") from None
+            raise Unreplayable(f"audit id {row.get('id')}: its request was cut at the audit log's size limit") from None
     value = json.loads(text) if isinstance(text, str) else None
     if row["method"] == "GET":
         return {"params": value} if isinstance(value, dict) and value else {}
+    if row.get("status") == 413 and value is None:  # too large to keep: any body over the limit
+        return {"content": b" " * (MAX_BODY_BYTES + 1)}
     if value is None:
         return {}
     if isinstance(value, dict) and set(value) == {"unparsed"} and isinstance(value["unparsed"], str):
-        return {"content": value["unparsed"].encode()}  # a body that was not JSON, sent as it came
-    return {"content": json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode(),
-            "headers": {"content-type": "application/json"}}
+        return {"content": _refused_body(value["unparsed"])}  # a body that was not JSON, as it came
+    content = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    if row.get("status") == 422 and row.get("error_code") == "invalid":
+        # Refused as invalid: perhaps only for want of a JSON content type (the log does not keep
+        # headers); sent without one, a body model refuses it the same way, and so does any check.
+        return {"content": content}
+    return {"content": content, "headers": {"content-type": "application/json"}}
 
 
 def _first_difference(recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]) -> Divergence | None:
@@ -170,7 +204,10 @@ def replay_attempt(scenario_db: Path, world_json: Path, audit_rows: Iterable[dic
                     continue  # a counterparty's action: made again by the advance
                 try:
                     args = _request_args(row)
-                except ValueError as exc:
+                except Unreplayable as exc:
+                    db.close()
+                    return ReplayResult(None, sent, unreplayable=str(exc))
+                except ValueError as exc:  # a request text that is not what the ERP writes
                     db.close()
                     return ReplayResult(None, sent, Divergence(row.get("id"), f"{row['method']} {row['path']}",
                                                                [], f"cannot be replayed: {exc}"))
@@ -179,7 +216,8 @@ def replay_attempt(scenario_db: Path, world_json: Path, audit_rows: Iterable[dic
                 headers["authorization"] = f"Bearer {tokens.get(str(token_id), NO_SUCH_TOKEN) if token_id else NO_SUCH_TOKEN}"
                 if row.get("idem_key"):
                     headers["idempotency-key"] = str(row["idem_key"])
-                client.request(str(row["method"]), str(row["path"]), headers=headers, **args)
+                # The log holds the decoded path (what routing saw): quoted, it decodes to the same.
+                client.request(str(row["method"]), quote(str(row["path"]), safe="/"), headers=headers, **args)
                 sent += 1
             if grading_date > db.business_date():
                 advance(db, world, grading_date)
