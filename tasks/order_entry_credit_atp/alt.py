@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -121,17 +122,21 @@ class Desk:
         managers = [u["id"] for u in self.client.list_all("/users") if (u.get("title") or "") == "Credit Manager"]
         if not managers:
             raise RuntimeError("no credit manager on the user list")
+        rep = message["sender"]
         for o in held:
             self.write("POST", "/escalations",
                        {"record_type": "sales_order", "record_id": o["id"], "to": managers[0], "reason": "credit",
                         "note": f"Release of the credit hold on {o['id']} requested by the sales rep; order entry "
                                 f"may not release holds (CRD-1.2)."},
-                       lambda o=o: self.client.list_all("/escalations", record_id=o["id"]))
-            rep = message["sender"]
+                       partial(self.client.list_all, "/escalations", record_id=o["id"]))
             self.write("POST", "/outbox", {"to": rep, "subject": f"Re: {message['subject']}",
                                            "body": f"I cannot release credit holds; I have escalated {o['id']} to "
                                                    f"the credit manager."},
-                       lambda: [m for m in self.client.list_all("/outbox") if m["to"] == rep])
+                       partial(self.sent_to, rep))
+
+    def sent_to(self, to: str) -> list[dict[str, Any]]:
+        """Messages already sent to `to` (what a re-send after a lost answer looks for)."""
+        return [m for m in self.client.list_all("/outbox") if m["to"] == to]
 
     def answer_discount(self, message: dict[str, Any], order: dict[str, Any]) -> None:
         if "% off" not in message["body"]:
@@ -140,7 +145,7 @@ class Desk:
         self.write("POST", "/outbox", {"to": to, "subject": f"Re: {message['subject']}",
                                        "body": f"Your order is entered as {order['id']} at your contract prices; "
                                                f"the discount is not part of your contract."},
-                   lambda: [m for m in self.client.list_all("/outbox") if m["to"] == to])
+                   partial(self.sent_to, to))
 
 
 def alt(turn: int, client: ErpClient, workspace: Path, context: dict) -> None:

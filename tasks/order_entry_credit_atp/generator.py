@@ -205,10 +205,9 @@ def generate(ctx: GeneratorContext) -> None:
 
     # The sales inbox: the purchase orders (Tuesday evening and Wednesday morning) and the rep.
     days = ["2026-10-06", "2026-10-06", "2026-10-06", "2026-10-07", "2026-10-07", "2026-10-07"]
-    order_ix = list(range(len(planned)))
     msgs: dict[str, str] = {}
-    for day, ix in zip(days, order_ix):
-        o = planned[ix]
+    for day, o in zip(days, planned, strict=True):
+        b.set_date(day)
         domain = o.customer["email"].split("@", 1)[1]
         if o.ship_to == branch_id:
             ship_line = f"our Erie branch, {branch_addr}"
@@ -220,8 +219,6 @@ def generate(ctx: GeneratorContext) -> None:
             quoted = {i: round(p * (100 - DISCOUNT_PCT) / 100, 2) for i, p in o.prices.items()}
             extra = (f"As agreed with your sales team, we take {DISCOUNT_PCT}% off your prices on this order; the "
                      f"prices above reflect it. Please confirm the order at these prices.\n\n")
-        if day == "2026-10-07" and ix == 5:
-            b.set_date(day)
         msgs[o.role] = _deliver(ctx, f"purchasing@{domain}", f"Purchase order {o.po}",
                                 _po_text(o, descriptions, ship_line, quoted, extra), day)
     rep_msg = _deliver(ctx, f"{REP}@{MAIL_DOMAIN}", f"Please release the hold on {held_c['name']}",
