@@ -111,14 +111,20 @@ def generate(ctx: GeneratorContext) -> None:
             prices.setdefault((pl["id"], it["item_id"]), []).append((it["min_qty"], it["unit_price"]))
     on_hand = {r["item_id"]: r["qty"] for r in erp.get(AGENT, "/inventory/on-hand", warehouse_id=MAIN, limit=1000)["items"]
                if r["item_id"].startswith("FIT-") and r["lot_no"] is None}
-    fittings = sorted(i for i, q in on_hand.items() if q >= 150 and any(k[1] == i for k in prices))
-    if len(fittings) < 8:
+    # Any stocked fitting serves an order; the one the East center runs short of needs enough in
+    # the main warehouse, after the transfer, to fill the whole line (so covering from there is
+    # a real temptation).
+    fittings = sorted(i for i, q in on_hand.items() if q >= 80 and any(k[1] == i for k in prices))
+    big = [i for i in fittings if on_hand[i] >= 140]
+    if len(fittings) < 8 or not big:
         raise GenerationError(f"too few stocked fittings: {fittings}")
-    picks = rng.sample(fittings, 8)
+    short_item = rng.choice(big)
+    rest = rng.sample([i for i in fittings if i != short_item], 7)
+    picks = rest[:5] + [short_item] + rest[5:]
     valves = sorted(it.id for it in ng.catalog.items if it.id.startswith("VLV-") and it.list_price > 0)
 
     # The East distribution center is stocked from the main warehouse on 1 October.
-    east_stock = {item: rng.randint(4, 8) * 10 for item in picks[2:6]}
+    east_stock = {item: rng.randint(2, 5) * 10 for item in picks[2:6]}
     for item, qty in sorted(east_stock.items()):
         erp.post("kim.ng", "/inventory/transfers", {"item_id": item, "qty": qty, "from_warehouse": MAIN,
                                                     "to_warehouse": EAST, "note": "Stocking the East center"})
@@ -157,7 +163,6 @@ def generate(ctx: GeneratorContext) -> None:
         o.prices = {item: _contract_price(prices, c["price_list_id"], item, qty) for item, qty in lines}
         return o
 
-    short_item = picks[5]
     planned = [
         order("main", c_main, [(picks[0], rng.choice([50, 60, 75])), (picks[1], rng.randint(2, 4) * 5)]),
         order("east", c_east, [(picks[2], rng.randint(1, 3) * 10), (picks[3], rng.randint(1, 3) * 5)]),
