@@ -171,8 +171,8 @@ def generate(ctx: GeneratorContext) -> None:
                                     (picks[3], rng.randint(1, 2) * 5)]),
         order("discount", c_disc, [(picks[6], rng.randint(2, 6) * 5), (picks[7], rng.randint(2, 6) * 5)]),
     ]
-    # The order over the limit: valves worth more than the customer's available credit (but
-    # within the limit itself: it is the open AR that tips it over).
+    # The order over the limit: valves worth more than the customer's available credit (its
+    # limit less open AR and open orders), so the credit check holds it.
     over_c = customers[c_over]
     valve = rng.choice(valves)
     qty = _qty_over(prices, over_c["price_list_id"], valve, over_c["available_credit"] + rng.randint(500, 3_000))
