@@ -42,6 +42,21 @@ if TYPE_CHECKING:
     from orchestrator.validate import Report
 
 
+# Attempts at once per CPU by default: an attempt spends most of its wall time waiting (on its
+# containers, its turns' processes, the admission slots), so two per CPU keep a small host busy
+# without starving the starts (measured: docs/status.md, session 11).
+DEFAULT_JOBS_PER_CPU = 2
+
+
+def default_jobs(env: dict[str, str] | None = None) -> tuple[int, int]:
+    """(attempts at once, scenario builds at once) when the command line names none."""
+    import os
+
+    env = dict(os.environ) if env is None else env
+    jobs = int(env.get("PB_VALIDATE_JOBS") or DEFAULT_JOBS_PER_CPU * (os.cpu_count() or 1))
+    return max(1, jobs), max(1, int(env.get("PB_VALIDATE_SCENARIO_JOBS") or 1))
+
+
 def _seeds(text: str) -> list[int]:
     try:
         seeds = [int(s) for s in text.split(",") if s.strip()]
@@ -66,8 +81,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--backend", choices=["docker", "local"], default="docker")
     p.add_argument("--runs-root", type=Path, help="keep the attempt records here (default: a temp dir)")
     p.add_argument("--keep", action="store_true", help="keep the attempt records even when all is well")
-    p.add_argument("--concurrency", type=int, default=2, metavar="N",
-                   help="attempts of one seed run at once (default 2)")
+    p.add_argument("--jobs", "--concurrency", dest="concurrency", type=int, default=None, metavar="N",
+                   help="attempts run at once across the whole matrix (default: PB_VALIDATE_JOBS, else "
+                        f"{DEFAULT_JOBS_PER_CPU} per CPU); service starts still queue on the host's admission slots")
+    p.add_argument("--scenario-jobs", type=int, default=None, metavar="N",
+                   help="scenarios built ahead at once, beside the attempts (default: PB_VALIDATE_SCENARIO_JOBS, "
+                        "else 1)")
     p.add_argument("--record", type=Path, metavar="FILE",
                    help="write the validation record (JSON, with its own hash) here, after every pack")
     p.add_argument("--resume", action="store_true",
@@ -104,6 +123,14 @@ def run(args: argparse.Namespace) -> int:
         return ExitCode.BAD_INPUT
     if args.harness_oracle is not None or args.systems is not None:
         return run_harness_oracle(args, tasks)
+    try:
+        jobs, scenario_jobs = default_jobs()
+    except ValueError:
+        print("orchestrate validate: bad_input: PB_VALIDATE_JOBS / PB_VALIDATE_SCENARIO_JOBS must be integers",
+              file=sys.stderr)
+        return ExitCode.BAD_INPUT
+    jobs = max(1, args.concurrency) if args.concurrency is not None else jobs
+    scenario_jobs = max(1, args.scenario_jobs) if args.scenario_jobs is not None else scenario_jobs
     if args.backend == "docker":
         check_engine(has_local_backend=True)
     recorder = None
@@ -119,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         rep = run_validation(tasks, args.seeds, strict=args.strict, faults=args.faults, backend=args.backend,
                              runs_root=args.runs_root.resolve() if args.runs_root else None, keep=args.keep,
-                             concurrency=max(1, args.concurrency), cancel=cancel,
+                             concurrency=jobs, scenario_jobs=scenario_jobs, cancel=cancel,
                              reuse=recorder.reuse if recorder else None,
                              task_done=recorder.task_done if recorder else _say_task)
     finally:
@@ -175,7 +202,7 @@ def run_harness_oracle(args: argparse.Namespace, tasks: list[str]) -> int:
     try:
         rep = run_harness_validation(tasks, args.seeds, systems, backend=args.backend,
                                      runs_root=args.runs_root.resolve() if args.runs_root else None, keep=args.keep,
-                                     concurrency=max(1, args.concurrency), cancel=cancel,
+                                     concurrency=max(1, args.concurrency or 2), cancel=cancel,
                                      systems_file=args.systems.resolve() if args.systems else None)
     finally:
         restore()
