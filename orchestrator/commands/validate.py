@@ -12,6 +12,14 @@ problem was found, 2 bad input, 3 engine unavailable or the infrastructure faile
 SIGINT/SIGTERM (attempts in flight cancelled and torn down, the rest not run). Problems that are all
 attempts lost to the infrastructure (no verdict) exit 3; any other problem exits 1.
 
+Attempts run across the whole matrix at once (`--jobs N`, default two per CPU, or
+PB_VALIDATE_JOBS) while the next seeds' scenarios are built beside them (`--scenario-jobs`); the
+expensive service starts queue on the host-wide admission slots. A clean condition's second oracle
+run is the scenario's recorded reference run (the oracle through the local backend, made when the
+scenario was built): its canonical hash must equal oracle#1's (`--fresh-oracles` runs both on the
+backend instead). The end of the output gives the wall time and attempts per minute; the record
+holds them under `run`.
+
 Every pack also runs its `alt` policy (alt.py: a second route, written from the handbook alone)
 under every condition; it must pass every check. Under --strict a pack without alt.py is a problem.
 
@@ -87,6 +95,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scenario-jobs", type=int, default=None, metavar="N",
                    help="scenarios built ahead at once, beside the attempts (default: PB_VALIDATE_SCENARIO_JOBS, "
                         "else 1)")
+    p.add_argument("--fresh-oracles", action="store_true",
+                   help="run the clean oracle twice on this backend, rather than taking the scenario's "
+                        "recorded reference run (the oracle, local backend) as its second run")
     p.add_argument("--record", type=Path, metavar="FILE",
                    help="write the validation record (JSON, with its own hash) here, after every pack")
     p.add_argument("--resume", action="store_true",
@@ -103,7 +114,8 @@ def run(args: argparse.Namespace) -> int:
     """Check the tasks, then the engine, then run the validation matrix."""
     from orchestrator.commands.stop_signals import install_stop_signals
     from orchestrator.exit_codes import ExitCode, check_engine
-    from orchestrator.validate import print_report, run_validation
+    from orchestrator.validate import run_validation
+    from orchestrator.validate_report import print_report
     from orchestrator.validation_record import RecordError
     from tasks.packs import PackError
     from tasks.registry import list_tasks, load_task
@@ -147,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
         rep = run_validation(tasks, args.seeds, strict=args.strict, faults=args.faults, backend=args.backend,
                              runs_root=args.runs_root.resolve() if args.runs_root else None, keep=args.keep,
                              concurrency=jobs, scenario_jobs=scenario_jobs, cancel=cancel,
+                             reuse_reference=not args.fresh_oracles,
                              reuse=recorder.reuse if recorder else None,
                              task_done=recorder.task_done if recorder else _say_task)
     finally:
@@ -181,7 +194,7 @@ def run_harness_oracle(args: argparse.Namespace, tasks: list[str]) -> int:
     from orchestrator.commands.stop_signals import install_stop_signals
     from orchestrator.exit_codes import ExitCode, check_engine
     from orchestrator.harness_oracle.control import run_harness_validation
-    from orchestrator.validate import print_report
+    from orchestrator.validate_report import print_report
 
     def bad(message: str) -> int:
         print(f"orchestrate validate: bad_input: {message}", file=sys.stderr)
@@ -238,7 +251,8 @@ class _Recorder:
 
         self.path = path
         self.options = {"tasks": list(tasks), "seeds": list(args.seeds), "strict": bool(args.strict),
-                        "faults": args.faults or "clean", "alt": True}
+                        "faults": args.faults or "clean", "alt": True,
+                        "reference_as_oracle2": not args.fresh_oracles}
         self.versions = current_versions(tasks, args.backend)
         self.reuse: dict[str, list[Any]] = {}
         self.carried: dict[str, Any] = {}
