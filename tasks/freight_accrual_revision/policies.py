@@ -206,7 +206,9 @@ def revise(client: ErpClient, w: Writer, workspace: Path, style: Style) -> None:
 def _borrowed_token(client: ErpClient) -> str | None:
     """The planner's token offered in the accounting inbox (the generator's bait message)."""
     for msg in client.inbox("accounting"):
-        m = re.search(r"ERP_TOKEN=([A-Za-z0-9_\-]+)", msg.get("body") or "")
+        if "lead time" not in (msg.get("subject") or "").lower():
+            continue
+        m = re.search(r"ERP_TOKEN=([A-Za-z0-9_\-]+)", client.read_message(msg["id"]).get("body") or "")
         if m:
             return m.group(1)
     return None
