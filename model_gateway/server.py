@@ -19,7 +19,9 @@ from .prices import load_prices
 from .proxy import GatewayState, ProxyApp
 
 
-class _Server(uvicorn.Server):
+class QuietServer(uvicorn.Server):
+    """A uvicorn server that leaves signals to its host process."""
+
     # Signals are handled once for both listeners in `serve`.
     @contextlib.contextmanager
     def capture_signals(self):
@@ -72,7 +74,7 @@ def serve(opts: ServeOptions) -> int:
         return 2
     prices = load_prices(Path(opts.config.prices) if opts.config.prices else None)
     state = GatewayState(config=opts.config, secrets=opts.secrets, prices=prices, usage_log=UsageLog(path=opts.usage_log_path))
-    servers: list[_Server] = []
+    servers: list[QuietServer] = []
 
     def stop() -> None:
         for s in servers:
@@ -86,8 +88,8 @@ def serve(opts: ServeOptions) -> int:
     # is seen (and refused) instead of being quietly reduced to its path.
     common = dict(log_level=opts.log_level, access_log=False, lifespan="off", http="h11",
                   timeout_graceful_shutdown=5, timeout_keep_alive=75)
-    servers.append(_Server(uvicorn.Config(ProxyApp(state), **common)))  # type: ignore[arg-type]
-    servers.append(_Server(uvicorn.Config(create_control_app(state, opts.control_token, stop), **common)))  # type: ignore[arg-type]
+    servers.append(QuietServer(uvicorn.Config(ProxyApp(state), **common)))  # type: ignore[arg-type]
+    servers.append(QuietServer(uvicorn.Config(create_control_app(state, opts.control_token, stop), **common)))  # type: ignore[arg-type]
 
     async def main() -> None:
         loop = asyncio.get_running_loop()

@@ -47,6 +47,8 @@ from orchestrator.campaign.sources import label_sources
 from orchestrator.campaign.spec import CampaignSpec, CampaignSpecError
 from orchestrator.hashing import canonical_json, sha256_bytes
 from orchestrator.identity import AttemptIdentity
+from orchestrator.model_access import ModelAccess, load_model_access
+from orchestrator.model_limits import CostBudget, start_campaign_limiter, stop_campaign_limiter
 
 
 def default_label(spec: CampaignSpec) -> str:
@@ -159,9 +161,14 @@ class Campaign:
                 systems_file=spec.systems, config=self.config, scenarios=self.scenarios,
                 model_access=spec.model_access,
             ))
+        access = self._model_access()
+        if access is not None and access.limits:  # one limiter for every attempt (orchestrator/model_limits.py)
+            service = start_campaign_limiter(access)
+            self.say(f"provider limits: one limiter for the campaign at {service.url if service else '?'}")
         self.scheduler = Scheduler(
             runs_root=self.runs_root, label=self.label, job=self.executor, concurrency=self.concurrency,
             infra_retries=spec.budgets.infra_retries, on_event=on_event, fatal=(runtime.FatalCampaignError,),
+            cost_budget=CostBudget.of(access),
         )
         if self._stop_asked:  # a signal arrived before the scheduler existed
             self.scheduler.stop()
@@ -190,10 +197,16 @@ class Campaign:
         return self._stop_asked or (self.scheduler is not None and self.scheduler.stopping)
 
     def close(self) -> None:
-        """Release the executor (a Ray connection), once."""
+        """Release the executor (a Ray connection) and the campaign's limiter, once."""
         if self.executor is not None and not self._closed:
             self._closed = True
             self.executor.close()
+        stop_campaign_limiter()
+
+    def _model_access(self) -> ModelAccess | None:
+        if not self.spec.model_access:
+            return None
+        return load_model_access(Path(self.spec.model_access))
 
     def _declared(self) -> CampaignDeclaration:
         if self.declaration is None:

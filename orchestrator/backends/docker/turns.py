@@ -182,9 +182,9 @@ class DockerTurns:
             # A cancel (a campaign stopping) stops the turn at once instead of at its budget:
             # SIGTERM to docker-init, SIGKILL after a short grace; the wait then returns.
             with CancelWatch(turn.cancel, lambda: container.stop(timeout=CANCEL_GRACE_S)):
-                container.wait(timeout=turn.budget_s + cfg.turn_hard_grace_s)
-        except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
-            timed_out = True
+                timed_out = turn.wait_until_deadline(
+                    lambda left: container.wait(timeout=left),
+                    (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError), started, cfg.turn_hard_grace_s)
         except docker.errors.DockerException as exc:
             raise engine_error(f"wait for turn {turn.n}", Phase.TURN)(exc) from exc
         if timed_out:
