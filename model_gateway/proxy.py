@@ -350,8 +350,8 @@ class ProxyApp:
                 usage.model = row.model
             row.latency_s = round(time.monotonic() - started, 6)
             priced_row(row, usage, state.prices)
-            await admitted.done(row.prompt_tokens + row.output_tokens if row.reported else None)
             state.usage_log.append(row)
+            await admitted.done(row.prompt_tokens + row.output_tokens if row.reported else None)
 
 
 async def _send_json(send: Send, status: int, doc: dict[str, Any]) -> None:
