@@ -126,7 +126,7 @@ def run_turn(tmp: Path, stack: Stack, budget_s: float, *, extended: bool) -> tup
 
 @pytest.mark.parametrize(("hold_s", "budget_s"), [
     (8.0, 5.0),
-    pytest.param(31.0, 20.0, marks=pytest.mark.heavy),  # the case: 30 s of provider wait
+    pytest.param(33.0, 20.0, marks=pytest.mark.heavy),  # the case: 30 s of provider wait
 ])
 def test_a_turn_that_waited_for_the_provider_is_not_timed_out_for_it(make_stack: Any, tmp_path: Path,
                                                                       hold_s: float, budget_s: float) -> None:
@@ -136,7 +136,7 @@ def test_a_turn_that_waited_for_the_provider_is_not_timed_out_for_it(make_stack:
     hog.join(60)
     wait = stack.control(1, "GET", "/control/provider-wait", params={"turn": 1})["provider_wait_s"]
     assert not killed and code == 0 and record["timed_out"] is False, (code, record)
-    assert wait >= hold_s - 1.0  # it did wait that long for capacity ...
+    assert wait >= hold_s - 3.0  # it did wait that long for capacity (less the turn's own start) ...
     assert budget_s < took < extended_deadline(0, budget_s, wait)  # ... longer than its budget, and was not cut
 
 
