@@ -34,6 +34,7 @@ from agent_sandbox.prompt import render_prompt
 from erp_service.canonical import canonical_hash
 from orchestrator.attempt.adapter_record import attempt_adapter, turn_adapter
 from orchestrator.attempt.control_client import ControlClient
+from orchestrator.attempt.credentials import AttemptCredentials, issue_credentials
 from orchestrator.attempt.human_turns import HumanTurns, open_human
 from orchestrator.attempt.model_run import ModelRun, agent_image, open_for_attempt
 from orchestrator.attempt.mounts import runtime_places
@@ -165,6 +166,7 @@ class AttemptRun:
         self.control: ControlClient | None = None
         self.streamer: ControlStreamer | None = None
         self.erp: ErpEndpoints | None = None
+        self.credentials: AttemptCredentials | None = None  # this attempt's fresh token secrets
         # What the record is built from, whatever happened.
         self.turn_records: list[TurnRecord] = []
         self.usage: dict[str, Any] = {}
@@ -236,6 +238,11 @@ class AttemptRun:
         if self.cancel is not None and self.cancel.is_set():
             raise Cancelled("cancelled by the caller", phase=self.clock.current)
 
+    @property
+    def agent_token(self) -> str:
+        """The agent's API token for this attempt (a fresh secret, never the scenario's)."""
+        return str(self._require("credentials").agent_token)
+
     def _require(self, what: str) -> Any:
         value = getattr(self, what)
         if value is None:
@@ -283,8 +290,13 @@ class AttemptRun:
             self.checkpoint()
             sandbox, resolved = self._require("sandbox"), self._require("resolved")
             token = secrets.token_hex(32)
+            try:
+                self.credentials = issue_credentials(Path(self.scenario.db), resolved.meta)
+            except ValueError as exc:
+                raise TaskError(f"scenario credentials: {exc}") from exc
             launch = ErpLaunch(
-                db=Path(self.scenario.db), world=Path(self.scenario.world), control_token=token, faults=resolved.faults
+                db=Path(self.scenario.db), world=Path(self.scenario.world), control_token=token, faults=resolved.faults,
+                token_secrets=self.credentials.token_secrets,
             )
             self.erp = ErpEndpoints.of(sandbox.start_service(erp_service(launch, self.config)))
             if resolved.turns and not is_human_system(self.spec.cell.system):
@@ -329,7 +341,7 @@ class AttemptRun:
             "system.json": (json.dumps(system_json, indent=1, sort_keys=True) + "\n").encode(),
             "context.json": (json.dumps(context, indent=1, sort_keys=True) + "\n").encode(),
         }
-        env = {"ERP_URL": erp.agent_url, "ERP_TOKEN": str(meta["agent_token"]), "TURN_BUDGET_S": f"{budget:g}"}
+        env = {"ERP_URL": erp.agent_url, "ERP_TOKEN": self.agent_token, "TURN_BUDGET_S": f"{budget:g}"}
         if self.model is not None:
             env.update(self.model.before_turn(turn.n))  # the gateway's URL, the virtual key, the model
         if self.mcp is not None:
