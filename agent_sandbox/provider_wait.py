@@ -1,8 +1,10 @@
 """How long this turn waited for the model provider's capacity, as the attempt's gateway measured it.
 
 The entrypoint (agent_sandbox.turn) asks when the turn's budget is up: a turn is given its budget
-plus that wait (capped at the budget again), so time spent queued behind the provider's rate
-limits is never charged to the agent. The gateway answers for this attempt's key only; the
+plus that wait, so time spent queued behind the provider's rate limits is never charged to the
+agent. The wait counts only while none of the attempt's calls is being served (a flood gains
+nothing while its own calls are answered), and the extension is capped at three budgets: a turn
+never runs longer than four times its budget, however long the provider's queue. The gateway answers for this attempt's key only; the
 runtime's hard deadline asks the gateway's control side, so nothing here can stretch it.
 """
 from __future__ import annotations
@@ -14,6 +16,7 @@ import urllib.request
 
 PROVIDER_WAIT_URL_ENV = "PB_PROVIDER_WAIT_URL"
 PROVIDER_WAIT_KEY_ENV = "PB_PROVIDER_WAIT_KEY"
+MAX_EXTENSION = 3.0  # budgets: the most a turn is extended by its provider wait
 
 
 def provider_wait_s(timeout_s: float = 3.0) -> float:
@@ -34,5 +37,5 @@ def provider_wait_s(timeout_s: float = 3.0) -> float:
 
 
 def extended_deadline(start: float, budget_s: float, wait_s: float) -> float:
-    """When the turn ends: its budget plus the provider wait, the wait capped at the budget."""
-    return start + budget_s + min(max(0.0, wait_s), budget_s)
+    """When the turn ends: its budget plus the provider wait, the wait capped at MAX_EXTENSION budgets."""
+    return start + budget_s + min(max(0.0, wait_s), MAX_EXTENSION * budget_s)

@@ -7,7 +7,10 @@ it back with `release(lease, tokens_used)` (the estimate is replaced by what the
 reported, so the tokens window holds real figures).
 
 Windows are sliding (at most N grants in any 60 s), not token buckets: a sliding window never
-exceeds a bucket's allowance, so a provider enforcing either is never asked for more.
+exceeds a bucket's allowance, so a provider enforcing either is never asked for more. A grant
+holds its place for 62 s, not 60: the provider counts a call when it arrives, a little after
+the grant, and under load two calls' delays differ by up to a second or so; the margin keeps the
+provider's own window from seeing N+1 (about 3% of the declared rate).
 
 Fairness: each attempt has its own FIFO queue, and room is handed out round-robin over the
 attempts that wait, so an attempt that floods the limiter waits behind its own calls while
@@ -28,6 +31,7 @@ from dataclasses import dataclass, field
 from .limits import ProviderLimits
 
 WINDOW_S = 60.0
+WINDOW_MARGIN = 2.0 / 60.0  # of the window: the arrival-time jitter the provider's count may see
 
 
 @dataclass
@@ -68,7 +72,8 @@ class Limiter:
     def __init__(self, limits: dict[str, ProviderLimits], *, clock: Callable[[], float] = time.monotonic,
                  lease_ttl_s: float = 900.0, window_s: float = WINDOW_S) -> None:
         self.clock = clock
-        self.window_s = window_s  # the "minute" (shorter only in the limiter's own unit tests)
+        # The "minute" (shorter only in the limiter's own unit tests), with the margin.
+        self.window_s = window_s * (1.0 + WINDOW_MARGIN)
         # A lease never given back (its gateway died) frees its stream after this long.
         self.lease_ttl_s = lease_ttl_s
         self._providers = {name: _Provider(lim) for name, lim in limits.items()}

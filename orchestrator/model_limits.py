@@ -13,8 +13,8 @@ attempt`) the gateway keeps the limits in its own process.
 
 **Turn budgets are extended, not charged** (decision): a turn may run for its budget plus the
 time it waited for the provider's capacity (`model_gateway.wait_clock`: queued or sleeping out a
-429, counted only while none of the attempt's calls was being served), capped at the budget again
-(a turn can at most double: agent_sandbox.provider_wait.extended_deadline). The entrypoint in the agent's environment asks the gateway for the
+429, counted only while none of the attempt's calls was being served), capped at three budgets
+(agent_sandbox.provider_wait.extended_deadline: a turn never runs past four budgets). The entrypoint in the agent's environment asks the gateway for the
 wait when its budget is up; the runtime's hard deadline asks the gateway's control API, which the
 agent cannot reach. turns.jsonl records the wait (`usage.provider_wait_s`) and the budget granted.
 

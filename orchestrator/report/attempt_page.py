@@ -130,7 +130,7 @@ def _turns_table(turns: list[dict[str, Any]]) -> str:
         return "<p class='meta'>No turns ran.</p>"
     out = ["<table><tr><th>turn</th><th>date</th><th>exit status</th><th>timed out</th><th>duration</th>"
            "<th>budget</th><th title='time waiting for the model provider&#39;s capacity (queued or throttled); "
-           "the turn&#39;s budget was extended by it, up to the budget again'>provider wait</th>"
+           "the turn&#39;s budget was extended by it (up to three budgets)'>provider wait</th>"
            "<th class='l'>usage</th><th class='l'>notes</th></tr>"]
     for t in turns:
         dur = t.get("duration_s")

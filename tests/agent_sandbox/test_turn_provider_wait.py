@@ -5,7 +5,7 @@ through a real gateway; the call queues at a real limiter service behind another
 that holds the only stream longer than the turn's whole budget. The entrypoint's budget and the
 runtime's hard deadline (`TurnLaunch.wait_until_deadline`, asking the gateway's control API) are
 both extended by the measured wait, so the turn ends on its own; the same turn without the
-extension is timed out at its budget. The wait is capped at the budget (a turn at most doubles).
+extension is timed out at its budget. The extension is capped at three budgets.
 """
 from __future__ import annotations
 
@@ -151,5 +151,6 @@ def test_without_the_extension_the_same_turn_is_timed_out(make_stack: Any, tmp_p
 
 def test_the_extension_is_capped_at_the_budget() -> None:
     assert extended_deadline(100.0, 20.0, 5.0) == 125.0
-    assert extended_deadline(100.0, 20.0, 300.0) == 140.0  # a turn at most doubles
+    assert extended_deadline(100.0, 20.0, 50.0) == 170.0  # more than the budget itself
+    assert extended_deadline(100.0, 20.0, 300.0) == 180.0  # a turn runs at most four budgets
     assert extended_deadline(100.0, 20.0, -3.0) == 120.0
