@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import httpx
 
@@ -28,7 +28,16 @@ from .wait_clock import WaitClock
 
 if TYPE_CHECKING:
     from .config import GatewayConfig, GatewaySecrets
-    from .proxy import GatewayState
+
+
+class GatewayParts(Protocol):
+    """What of the gateway's state a call needs (proxy.GatewayState has it)."""
+
+    config: GatewayConfig
+    limiter: LimiterClient | None
+    wait_clock: WaitClock
+
+    def http(self) -> httpx.AsyncClient: ...
 
 OUTPUT_ESTIMATE_CAP = 4096
 NO_RETRY = RetryPolicy(max_retries=0)  # no policy declared: the provider's answer passes as it is
@@ -92,7 +101,7 @@ class Admitted:
             await _release(self._limiter, lease, tokens_used)
 
 
-async def send_admitted(state: GatewayState, provider: str, make_request: Callable[[], httpx.Request],
+async def send_admitted(state: GatewayParts, provider: str, make_request: Callable[[], httpx.Request],
                         row: UsageRow, body: bytes) -> Admitted:
     """Send the call within the limits and the retry policy. Raises httpx.HTTPError when the
     upstream cannot be reached, LimiterUnavailable when the limiter service cannot be."""

@@ -201,7 +201,7 @@ class LimiterService:
     def start(cls, limits: dict[str, ProviderLimits], token: str, *, host: str = "127.0.0.1",
               port: int = 0) -> LimiterService:
         """Listen on HOST:PORT (0: a free port) and serve until `stop()`."""
-        from .server import QuietServer, listen, sock_url
+        from .listen import QuietServer, listen, sock_url
 
         sock = listen(host, port)
         app = create_limiter_app(Limiter(limits), token)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -148,6 +149,10 @@ class ModelRun:
         if self.access.limits or self.access.retry is not None or wait:
             usage["provider_wait_s"] = round(wait, 3)  # what the turn's budget was extended by
         return usage
+
+    def wait_of(self, n: int) -> Callable[[], float]:
+        """Turn `n`'s provider wait as the backend's hard deadline reads it (`TurnLaunch.provider_wait`)."""
+        return lambda: self.provider_wait(n)
 
     def provider_wait(self, n: int) -> float:
         """Turn `n`'s provider wait so far (the runtime's hard deadline asks it; 0 when the

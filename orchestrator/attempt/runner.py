@@ -24,7 +24,6 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -357,8 +356,7 @@ class AttemptRun:
             image=agent_image(self),
             cancel=self.cancel,  # the backend stops the turn within seconds of a cancel
             next_n=next_n,  # the backend may prepare the next turn while this one runs
-            # The hard deadline is extended by the turn's provider wait (orchestrator/model_limits.py).
-            provider_wait=partial(self.model.provider_wait, turn.n) if self.model is not None else None,
+            provider_wait=self.model.wait_of(turn.n) if self.model is not None else None,  # model_limits.py
         )
         turn_wall_start = time.time()
         if self.human is not None:  # the person ends the turn in the browser, or the budget does
