@@ -1,6 +1,6 @@
 """Fair under provider limits (issue 42, item 4): 20 attempts sharing one rate-limited provider.
 
-    .venv/bin/python bench/provider_limits.py [--attempts 20] [--rpm 60] [--calls 3] [--concurrency 10]
+    .venv/bin/python bench/provider_limits.py [--attempts 20] [--rpm 60] [--calls 5] [--concurrency 10]
 
 One fake provider (model_gateway.fake_provider) runs on this host's loopback with
 `--rate-limit-rpm RPM`: beyond RPM model calls in any 60 s it answers 429, as a real account
@@ -94,7 +94,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--attempts", type=int, default=20)
     parser.add_argument("--rpm", type=int, default=60)
-    parser.add_argument("--calls", type=int, default=3, help="model calls per turn")
+    parser.add_argument("--calls", type=int, default=5, help="model calls per turn")
     parser.add_argument("--concurrency", type=int, default=10)
     parser.add_argument("--budget", type=float, default=60.0, help="every turn's budget, seconds")
     parser.add_argument("--settle-s", type=float, default=61.0, help="pause between the runs (the window empties)")
