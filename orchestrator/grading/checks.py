@@ -231,7 +231,8 @@ def check_state_unchanged(check, ctx: CheckContext) -> CheckOutcome:
 # ------------------------------------------------------------------------------ audit checks
 
 
-def _findings_detail(findings: list[Finding]) -> str:
+def findings_detail(findings: list[Finding]) -> str:
+    """An audit check's detail: how many findings, the first five messages (also a rescoring's, regrade/source.py)."""
     head = "; ".join(f.message for f in findings[:5])
     more = f" (+{len(findings) - 5} more)" if len(findings) > 5 else ""
     return f"{len(findings)} finding(s): {head}{more}"
@@ -242,7 +243,7 @@ def check_audit_forbidden(check, ctx: CheckContext) -> CheckOutcome:
     """The rule finds nothing; every finding is a breach."""
     findings = get_rule(check.rule)(ctx.audit, dict(check.params))
     if findings:
-        return CheckOutcome(False, _findings_detail(findings), findings)
+        return CheckOutcome(False, findings_detail(findings), findings)
     return CheckOutcome(True, "no findings")
 
 
@@ -251,7 +252,7 @@ def check_audit_required(check, ctx: CheckContext) -> CheckOutcome:
     """The rule reports no missing required evidence."""
     findings = get_rule(check.rule)(ctx.audit, dict(check.params))
     if findings:
-        return CheckOutcome(False, "missing evidence: " + _findings_detail(findings), findings)
+        return CheckOutcome(False, "missing evidence: " + findings_detail(findings), findings)
     return CheckOutcome(True, "required evidence present")
 
 
