@@ -64,5 +64,7 @@ def test_attempts_queue_for_one_stream_and_their_waits_are_recorded(tmp_path: Pa
     spans = sorted((r["wall_time"] - r["latency_s"] + r["queued_s"], r["wall_time"]) for r in rows)
     assert all(nxt[0] >= prev[1] - 0.3 for prev, nxt in zip(spans, spans[1:], strict=False))
     assert main(["report", "lim", "--runs-root", str(runs)]) == 0
-    pages = list((runs / "lim").rglob("*.html"))
-    assert any("provider wait" in p.read_text() for p in pages)
+    # The attempt page shows each turn's provider wait beside its budget.
+    longest = max(turns, key=lambda t: t["usage"]["provider_wait_s"])["usage"]["provider_wait_s"]
+    pages = [p.read_text() for p in (runs / "lim").rglob("*.html")]
+    assert any("provider wait" in page and f"<td>{longest:.2f}s</td>" in page for page in pages)
