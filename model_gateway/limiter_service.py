@@ -212,7 +212,7 @@ class LimiterService:
                                   name="provider-limiter", daemon=True)
         thread.start()
         service = cls(sock_url(sock), token, tuple(sorted(limits)), server, thread)
-        for _ in range(500):
+        for _ in range(3000):  # up to 30 s on a loaded machine
             if server.started:
                 return service
             if not thread.is_alive():
