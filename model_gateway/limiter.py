@@ -51,6 +51,7 @@ class _Waiter:
     future: asyncio.Future[Lease]
     tokens: int
     since: float
+    grants_before: int  # the provider's grant count when the call joined the line
 
 
 @dataclass
@@ -64,6 +65,9 @@ class _Provider:
     task: asyncio.Task[None] | None = None
     granted: dict[str, int] = field(default_factory=dict)  # grants per attempt (stats)
     waited_s: dict[str, float] = field(default_factory=dict)  # queued time per attempt (stats)
+    # Per attempt, the most grants made while one of its calls waited: fairness, as the queue saw it.
+    overtaken: dict[str, int] = field(default_factory=dict)
+    total: int = 0
 
 
 class Limiter:
@@ -94,7 +98,7 @@ class Limiter:
         cap = p.limits.tokens_per_minute
         if cap is not None:
             tokens = min(tokens, cap)  # a call bigger than the window still gets through, alone
-        waiter = _Waiter(asyncio.get_running_loop().create_future(), max(0, tokens), now)
+        waiter = _Waiter(asyncio.get_running_loop().create_future(), max(0, tokens), now, p.total)
         p.queues.setdefault(attempt, deque()).append(waiter)
         if p.task is None or p.task.done():
             p.task = asyncio.create_task(self._dispatch(provider, p))
@@ -126,8 +130,10 @@ class Limiter:
         p.wake.set()
 
     def stats(self) -> dict[str, dict[str, object]]:
-        """Per provider: grants and queued seconds per attempt, calls waiting and in flight."""
+        """Per provider: grants, queued seconds and the most grants made while one of its calls
+        waited (`overtaken`), per attempt; calls waiting and in flight."""
         return {name: {"granted": dict(p.granted), "waited_s": {k: round(v, 3) for k, v in p.waited_s.items()},
+                       "overtaken": dict(p.overtaken),
                        "waiting": sum(len(q) for q in p.queues.values()), "active": len(p.active)}
                 for name, p in self._providers.items()}
 
@@ -201,4 +207,6 @@ class Limiter:
             self._leases[lease.id] = lease
             p.granted[attempt] = p.granted.get(attempt, 0) + 1
             p.waited_s[attempt] = p.waited_s.get(attempt, 0.0) + lease.waited_s
+            p.overtaken[attempt] = max(p.overtaken.get(attempt, 0), p.total - waiter.grants_before)
+            p.total += 1
             waiter.future.set_result(lease)
