@@ -60,6 +60,10 @@ class AttemptContext:
     attempt_id: str
     campaign: str
     paths: AttemptPaths
+    # The turn numbers the attempt will run, when known at open (docker: their quota volumes are
+    # made with the agent side and held by its one idle container; a turn not listed gets a
+    # volume and keeper of its own when it comes).
+    turns: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

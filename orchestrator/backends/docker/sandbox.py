@@ -7,9 +7,11 @@ networks/topology.yaml).
     control network    internal                          services' host-side listeners; the host
                                                          reaches it through the bridge address
     other networks     on demand (topology.yaml)         e.g. egress (host_firewall: docker_firewall.py)
-    netns container    idle, on the attempt network      holds the agent side's network namespace
-                                                         (default route deleted, IPv6 off); each
-                                                         turn's container joins it
+    netns container    idle, on the attempt network      the agent side's one idle container
+                                                         (agent_holder.py): holds its network
+                                                         namespace (default route deleted by itself,
+                                                         IPv6 off; each turn's container joins it)
+                                                         and keeps the quota volumes mounted
     <service>-data     mounted only into that service    its declared files ({data})
     workspace volume   mounted into each agent container handbook/ + the agent's files
     turn volume        one per turn, mounted at /turn    prompt.txt, system.json, context.json, out/
@@ -36,6 +38,7 @@ from networks.topology import NetworkSpec, load_topology
 from orchestrator import labels as L
 from orchestrator.admission import start_slots
 from orchestrator.backends.base import AttemptContext, Backend, Sandbox, TurnLaunch, TurnRun
+from orchestrator.backends.docker.agent_holder import start_agent_holder, turn_mount
 from orchestrator.backends.docker.archives import Entry, build_tar, safe_extract, stream_file, tree_entries
 from orchestrator.backends.docker.containers import (
     NO_IPV6,
@@ -48,7 +51,6 @@ from orchestrator.backends.docker.containers import (
     post_mortem_of,
     published_urls,
     start_container,
-    start_netns_holder,
     uid_gid,
 )
 from orchestrator.backends.docker.firewall import BRIDGE_NAME_OPTION, HostFirewall, remove_networks
@@ -56,7 +58,7 @@ from orchestrator.backends.docker.host_relay import HostDoor, open_host_door
 from orchestrator.backends.docker.limits import limit_client, process_limiter
 from orchestrator.backends.docker.reaper import reap
 from orchestrator.backends.docker.turns import DockerTurns, TurnHost
-from orchestrator.backends.docker.volume_quota import start_keeper, tmpfs_volume_options
+from orchestrator.backends.docker.volume_quota import tmpfs_volume_options
 from orchestrator.backends.services import ServiceEndpoints, ServiceSpec, ServiceSpecError
 from orchestrator.config import RuntimeConfig
 from orchestrator.errors import ContainerStartError, EngineError, InfraError, Phase, PostMortem
@@ -225,13 +227,13 @@ class DockerSandbox(Sandbox):
         self._followers: list[LogFollower] = []
         self._ready: dict[str, threading.Event] = {}  # service -> its follower's ready signal
         self._recorders: dict[str, EventRecorder] = {}
-        self._agent_side: InThread | None = None  # the workspace keeper + netns holder, starting
+        self._agent_side: InThread | None = None  # the agent side's holder and its turn volumes, starting
         # the turns' containers and volumes, made ahead, removed beside
         self.turns = DockerTurns(TurnHost(
             prefix=self.prefix, client=self.client, config=self.config, agent_image=lambda: backend.agent_image,
             has_init=backend.has_init, containers=self.containers, volumes=self.volumes, labels=self.labels,
             agent_namespace=self.agent_namespace, remove_container=self._remove_container,
-            remove_volume=self._remove_volume))
+            remove_volume=self._remove_volume, held_turns=frozenset(ctx.turns)))
         self.addresses: dict[str, dict[str, str]] = {}  # service -> network role -> IPv4
         self.admission = start_slots(self.config)  # host-wide: service starts queue here
 
@@ -242,20 +244,36 @@ class DockerSandbox(Sandbox):
 
     def create_resources(self) -> None:
         """The networks topology.yaml builds (attempt, control), the workspace volume; the
-        workspace keeper and the netns holder start in a thread, beside the services' start
-        (the ERP's takes seconds), and are waited for where first used (`agent_namespace`)."""
+        declared turns' volumes and the agent side's holder are made in a thread, beside the
+        services' start (the ERP's takes seconds), and waited for where first used
+        (`agent_namespace`)."""
         for spec in self.backend.topology.built():
             self.ensure_network(spec.role)
         self._create_volume("workspace", self.config.workspace_volume_bytes, uid_gid(self.config.agent_user))
         self._agent_side = InThread(f"{self.prefix}-agent-side", self._start_agent_side, Phase.OPEN)
 
     def _start_agent_side(self) -> None:
-        self._start_helper()  # holds the workspace's quota volume mounted for the whole attempt
-        self._start_netns_holder()
+        """The declared turns' quota volumes, then the holder that keeps them and the workspace
+        mounted and holds the agent's network namespace (agent_holder.py)."""
+        cfg = self.config
+        held = {self.volumes["workspace"].name: cfg.container_paths.workspace}
+        for n in self.ctx.turns:
+            try:
+                volume = self.client.volumes.create(
+                    f"{self.prefix}-turn-{n}", labels=self.labels("turn"), driver="local",
+                    driver_opts=tmpfs_volume_options(cfg.turn_volume_bytes, uid=0, gid=0))
+            except docker.errors.DockerException as exc:
+                raise engine_error(f"create the volume of turn {n}", Phase.OPEN)(exc) from exc
+            self.volumes[f"turn-{n}"] = volume
+            held[volume.name] = turn_mount(n)
+        start_agent_holder(self.client, self.backend.agent_image, name=f"{self.prefix}-netns",
+                           labels=self.labels("netns"), network=self.networks["attempt"].name,
+                           dns=self.blocks["attempt"].gateway, user=cfg.agent_user, volumes=held,
+                           containers=self.containers)
 
     def agent_namespace(self) -> Any:
-        """The container holding the agent side's network namespace, once it is ready (its
-        default route deleted); raises what its start raised (phase: open)."""
+        """The agent side's holder (agent_holder.py), once it is ready (its default route
+        deleted, its privileges dropped); raises what its start raised (phase: open)."""
         if self._agent_side is not None:
             self._agent_side.wait()
         return self.containers["netns"]
@@ -299,12 +317,6 @@ class DockerSandbox(Sandbox):
         except docker.errors.DockerException as exc:
             raise engine_error(f"create volume {role}", Phase.OPEN)(exc) from exc
         return self.volumes[role]
-
-    def _start_netns_holder(self) -> None:
-        start_netns_holder(self.client, self.backend.agent_image, prefix=self.prefix, labels=self.labels,
-                           network=self.networks["attempt"].name, dns=self.blocks["attempt"].gateway,
-                           user=self.config.agent_user, init=self.backend.has_init, containers=self.containers,
-                           remove=self._remove_container)
 
     # -- services ------------------------------------------------------------------------------
 
@@ -438,20 +450,9 @@ class DockerSandbox(Sandbox):
     # -- workspace -----------------------------------------------------------------------------
 
     def _helper(self):
-        """The workspace volume's keeper (volume_quota.py): an idle container that holds it
-        mounted from creation to teardown, and through which archives are copied in and out."""
-        self.agent_namespace()  # started with it
-        return self.containers["helper"]
-
-    def _start_helper(self) -> None:
-        if "helper" not in self.containers:
-            try:
-                self.containers["helper"] = start_keeper(
-                    self.client, self.backend.agent_image, name=f"{self.prefix}-helper", labels=self.labels("helper"),
-                    volume=self.volumes["workspace"].name, target=self.config.container_paths.workspace,
-                    user=self.config.agent_user, init=self.backend.has_init, start=start_container)
-            except docker.errors.DockerException as exc:
-                raise engine_error("start the workspace keeper", Phase.OPEN)(exc) from exc
+        """The container that keeps the workspace volume mounted from creation to teardown,
+        and through which archives are copied in and out: the agent side's holder."""
+        return self.agent_namespace()
 
     def seed_workspace(self, handbook_dir: Path) -> None:
         uid, gid = uid_gid(self.config.agent_user)
