@@ -22,6 +22,8 @@ networks with fixed addresses, filled through the archive API (so secrets never 
 """
 from __future__ import annotations
 
+import dataclasses
+import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -41,12 +43,10 @@ from orchestrator.backends.base import AttemptContext, Backend, Sandbox, TurnLau
 from orchestrator.backends.docker.agent_holder import start_agent_holder, turn_mount
 from orchestrator.backends.docker.archives import Entry, build_tar, safe_extract, stream_file, tree_entries
 from orchestrator.backends.docker.containers import (
-    NO_IPV6,
     PYTHON,
     EventRecorder,
     LogFollower,
     engine_error,
-    hardening,
     merge_events,
     post_mortem_of,
     published_urls,
@@ -57,8 +57,10 @@ from orchestrator.backends.docker.firewall import BRIDGE_NAME_OPTION, HostFirewa
 from orchestrator.backends.docker.host_relay import HostDoor, open_host_door
 from orchestrator.backends.docker.limits import limit_client, process_limiter
 from orchestrator.backends.docker.reaper import reap
+from orchestrator.backends.docker.service_containers import create_service_container, make_erp_pool
 from orchestrator.backends.docker.turns import DockerTurns, TurnHost
 from orchestrator.backends.docker.volume_quota import tmpfs_volume_options
+from orchestrator.backends.docker.warm_pool import ErpShape, WarmPool, WarmSlot, alive
 from orchestrator.backends.services import ServiceEndpoints, ServiceSpec, ServiceSpecError
 from orchestrator.config import RuntimeConfig
 from orchestrator.errors import ContainerStartError, EngineError, InfraError, Phase, PostMortem
@@ -88,6 +90,8 @@ class DockerBackend(Backend):
         self._service_cgroup_parent: str | None = config.service_cgroup_parent
         self.erp_image: str | None = config.images.erp
         self.agent_image: str | None = config.images.agent
+        self.warm_pool: WarmPool | None = None  # made at the first ERP start when config.warm_erp_slots > 0
+        self._pool_lock = threading.Lock()
 
     @property
     def has_init(self) -> bool:
@@ -128,6 +132,27 @@ class DockerBackend(Backend):
             raise InfraError(f"image missing: {exc.explanation}; run `orchestrate images build`", phase=Phase.OPEN) from exc
         except docker.errors.DockerException as exc:
             raise EngineError(f"engine unavailable: {exc}", phase=Phase.OPEN) from exc
+
+    def ensure_warm_pool(self, erp: ServiceSpec) -> None:
+        """With `config.warm_erp_slots`, start making ERP slots for ERPs declared like `erp`
+        (warm_pool.py); the first ERP an attempt starts calls this, so later attempts find one."""
+        with self._pool_lock:
+            if self.config.warm_erp_slots > 0 and self.warm_pool is None:
+                # Only what a container is made with: not the attempt's files or health token.
+                self.warm_pool = make_erp_pool(self, dataclasses.replace(erp, files=(), health=None))
+
+    def erp_shape(self, spec: ServiceSpec) -> ErpShape | None:
+        """What a standby ERP must have been made for to serve `spec` (warm_pool.py)."""
+        offset = spec.address_offset if spec.address_offset is not None else self.topology.addresses.get(spec.name)
+        if spec.name != "erp" or offset is None:
+            return None
+        return ErpShape.of(spec, image=spec.image or self.service_image(spec.name), user=spec.user or self.config.erp_user,
+                           limits=spec.limits or self.config.erp_limits, offset=offset)
+
+    def shutdown(self) -> list[str]:
+        """The run is over: remove the warm pool's untaken slots."""
+        pool, self.warm_pool = self.warm_pool, None
+        return pool.close() if pool is not None else []
 
     def resolve_images(self) -> None:
         """Image tags from the config, or from the image builder when the config leaves them unset."""
@@ -235,6 +260,7 @@ class DockerSandbox(Sandbox):
             agent_namespace=self.agent_namespace, remove_container=self._remove_container,
             remove_volume=self._remove_volume, held_turns=frozenset(ctx.turns)))
         self.addresses: dict[str, dict[str, str]] = {}  # service -> network role -> IPv4
+        self._warm: WarmSlot | None = None  # a slot of the warm pool, taken at open, until the ERP adopts it
         self.admission = start_slots(self.config)  # host-wide: service starts queue here
 
     def labels(self, role: str) -> dict[str, str]:
@@ -247,10 +273,36 @@ class DockerSandbox(Sandbox):
         declared turns' volumes and the agent side's holder are made in a thread, beside the
         services' start (the ERP's takes seconds), and waited for where first used
         (`agent_namespace`)."""
+        self._take_warm_slot()
         for spec in self.backend.topology.built():
             self.ensure_network(spec.role)
         self._create_volume("workspace", self.config.workspace_volume_bytes, uid_gid(self.config.agent_user))
         self._agent_side = InThread(f"{self.prefix}-agent-side", self._start_agent_side, Phase.OPEN)
+
+    def _take_warm_slot(self) -> None:
+        """A ready slot of the warm pool, if any: its networks become this attempt's; its standby
+        ERP waits (role `erp-standby`) for `_start_service` to adopt it, or for the close."""
+        pool = self.backend.warm_pool
+        slot = pool.take(pool.shape) if pool is not None else None
+        if slot is None:
+            return
+        self.networks.update(slot.networks)
+        self.blocks.update(slot.blocks)
+        self.volumes["erp-data"] = slot.volume
+        self.containers["erp-standby"] = slot.erp
+        if slot.recorder is not None:
+            self._recorders["erp-standby"] = slot.recorder
+        if alive(slot.erp):
+            self._warm = slot
+
+    def _drop_standby(self) -> None:
+        """Remove the taken slot's standby ERP and its volume (an ERP of another shape starts)."""
+        self._warm = None
+        if (rec := self._recorders.pop("erp-standby", None)) is not None:
+            rec.close()
+        for problem in (self._remove_container("erp-standby"), self._remove_volume("erp-data")):
+            if problem:
+                raise EngineError(f"remove the unused standby ERP: {problem}", phase=Phase.SERVICES)
 
     def _start_agent_side(self) -> None:
         """The declared turns' quota volumes, then the holder that keeps them and the workspace
@@ -338,38 +390,37 @@ class DockerSandbox(Sandbox):
         entries += [Entry(f"{spec.name}/{f.path}", f.data, uid, gid, f.mode) for f in spec.files]
         binds = {li.name: f"{addresses[li.network]}:{li.port}" for li in spec.listeners}
         argv = spec.expand(python=PYTHON, data=data, binds=binds)
-        volume = self._create_volume(f"{spec.name}-data")
-        first, *others = roles
+        if spec.name == "erp":
+            self.backend.ensure_warm_pool(spec)
+        warm = self._warm if self._warm is not None and self.backend.erp_shape(spec) == self._warm.shape else None
+        if warm is None and self._warm is not None and spec.name == "erp":
+            self._drop_standby()  # it holds the ERP's addresses: gone before the cold start
         container = None
         try:
-            container = self.client.containers.create(
-                spec.image or self.backend.service_image(spec.name),
-                entrypoint=argv,
-                command=[],
-                name=f"{self.prefix}-{spec.name}",
-                hostname=spec.name,
-                labels=self.labels(spec.name),
-                environment=dict(spec.env),
-                working_dir=cp.service_data_mount,
-                volumes={volume.name: {"bind": cp.service_data_mount, "mode": "rw"}},
-                tmpfs={cp.tmp: f"rw,nosuid,nodev,size={cfg.tmpfs_size}"},
-                sysctls=NO_IPV6,
-                network=nets[first].name,
-                networking_config={nets[first].name: self.client.api.create_endpoint_config(
-                    ipv4_address=addresses[first], aliases=list(spec.aliases) if first == "attempt" and spec.aliases else None)},
-                ports=spec.port_bindings(),  # host loopback only, and only what the spec publishes
-                cgroup_parent=self.backend.service_cgroup_parent,  # weighs one host process (config.py)
-                **hardening(spec.limits or cfg.erp_limits, user, init=self.backend.has_init),
-            )
-            self.containers[spec.name] = container
-            self._recorders[spec.name] = recorder = EventRecorder(self.client, container.id, container.name)
-            recorder.start()
-            # API 1.41 joins one network at create; the others (fixed addresses too) before start.
-            for role in others:
-                nets[role].connect(container, ipv4_address=addresses[role],
-                                   aliases=list(spec.aliases) if role == "attempt" and spec.aliases else None)
-            container.put_archive(cp.service_data_mount, build_tar(entries))
-            start_container(container)
+            if warm is not None:  # the standby ERP made for this shape: its files, then its launch line
+                self._warm = None
+                container = self.containers[spec.name] = self.containers.pop("erp-standby")
+                self._recorders[spec.name] = self._recorders.pop("erp-standby")
+                self.volumes[f"{spec.name}-data"] = self.volumes.pop("erp-data")
+                container.put_archive(cp.service_data_mount, build_tar(entries))
+                launch = json.dumps(argv[argv.index("serve"):]).encode()
+                container.put_archive(cp.service_data_mount, build_tar([Entry(f"{spec.name}/launch.json", launch,
+                                                                             uid, gid, 0o400)]))
+                container.rename(f"{self.prefix}-{spec.name}")
+            else:
+                volume = self._create_volume(f"{spec.name}-data")
+
+                def created(c: Any, recorder: EventRecorder) -> None:
+                    self.containers[spec.name], self._recorders[spec.name] = c, recorder
+
+                container = create_service_container(
+                    self.client, spec, image=spec.image or self.backend.service_image(spec.name), user=user,
+                    limits=spec.limits or cfg.erp_limits, config=cfg, name=f"{self.prefix}-{spec.name}",
+                    labels=self.labels(spec.name), nets=nets, addresses=addresses, volume=volume.name,
+                    entrypoint=argv, cgroup_parent=self.backend.service_cgroup_parent, init=self.backend.has_init,
+                    on_created=created)
+                container.put_archive(cp.service_data_mount, build_tar(entries))
+                start_container(container)
             urls = {li.name: f"http://{addresses[li.network]}:{li.port}" for li in spec.listeners} | published_urls(container, spec)
         except docker.errors.DockerException as exc:
             pm = [post_mortem_of(container)] if container is not None else []
