@@ -178,7 +178,7 @@ class Sandbox(abc.ABC):
         """
         if spec.name in self._services:
             raise ServiceSpecError(f"service {spec.name!r} is already started in this sandbox")
-        if self.admission is not None:
+        if self.admission is not None and self.start_is_expensive(spec):
             held = self._shared_slot()
             waited_s = 0.0
             if held is None:
@@ -196,6 +196,11 @@ class Sandbox(abc.ABC):
         if spec.health is None:
             self._release_admission(spec.name)  # nothing to wait for: the start is over
         return endpoints
+
+    def start_is_expensive(self, spec: ServiceSpec) -> bool:
+        """Whether starting `spec` takes a host-wide start slot (docker: not a standby ERP that
+        only opens its database, warm_pool.py)."""
+        return True
 
     def _shared_slot(self) -> Held | None:
         """The slot this sandbox already holds, if a start is still before its health wait.

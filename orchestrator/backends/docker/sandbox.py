@@ -22,7 +22,6 @@ networks with fixed addresses, filled through the archive API (so secrets never 
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import threading
 import time
@@ -57,13 +56,13 @@ from orchestrator.backends.docker.firewall import BRIDGE_NAME_OPTION, HostFirewa
 from orchestrator.backends.docker.host_relay import HostDoor, open_host_door
 from orchestrator.backends.docker.limits import limit_client, process_limiter
 from orchestrator.backends.docker.reaper import reap
-from orchestrator.backends.docker.service_containers import create_service_container, make_erp_pool
+from orchestrator.backends.docker.service_containers import WarmPoolOwner, create_service_container
 from orchestrator.backends.docker.turns import DockerTurns, TurnHost
 from orchestrator.backends.docker.volume_quota import tmpfs_volume_options
-from orchestrator.backends.docker.warm_pool import ErpShape, WarmPool, WarmSlot, alive
+from orchestrator.backends.docker.warm_pool import WarmPool, WarmSlot, alive
 from orchestrator.backends.services import ServiceEndpoints, ServiceSpec, ServiceSpecError
 from orchestrator.config import RuntimeConfig
-from orchestrator.errors import ContainerStartError, EngineError, InfraError, Phase, PostMortem
+from orchestrator.errors import ContainerStartError, EngineError, InfraError, Phase, PostMortem, ServiceUnhealthy
 from orchestrator.in_thread import InThread
 from orchestrator.integrity import ServiceDeath
 from orchestrator.logs import get_logger
@@ -71,7 +70,7 @@ from orchestrator.logs import get_logger
 log = get_logger(__name__)
 
 
-class DockerBackend(Backend):
+class DockerBackend(WarmPoolOwner, Backend):
     """Attempts in containers on private networks (isolation: docker)."""
 
     name = "docker"
@@ -91,7 +90,7 @@ class DockerBackend(Backend):
         self.erp_image: str | None = config.images.erp
         self.agent_image: str | None = config.images.agent
         self.warm_pool: WarmPool | None = None  # made at the first ERP start when config.warm_erp_slots > 0
-        self._pool_lock = threading.Lock()
+        self.pool_lock = threading.Lock()
 
     @property
     def has_init(self) -> bool:
@@ -132,27 +131,6 @@ class DockerBackend(Backend):
             raise InfraError(f"image missing: {exc.explanation}; run `orchestrate images build`", phase=Phase.OPEN) from exc
         except docker.errors.DockerException as exc:
             raise EngineError(f"engine unavailable: {exc}", phase=Phase.OPEN) from exc
-
-    def ensure_warm_pool(self, erp: ServiceSpec) -> None:
-        """With `config.warm_erp_slots`, start making ERP slots for ERPs declared like `erp`
-        (warm_pool.py); the first ERP an attempt starts calls this, so later attempts find one."""
-        with self._pool_lock:
-            if self.config.warm_erp_slots > 0 and self.warm_pool is None:
-                # Only what a container is made with: not the attempt's files or health token.
-                self.warm_pool = make_erp_pool(self, dataclasses.replace(erp, files=(), health=None))
-
-    def erp_shape(self, spec: ServiceSpec) -> ErpShape | None:
-        """What a standby ERP must have been made for to serve `spec` (warm_pool.py)."""
-        offset = spec.address_offset if spec.address_offset is not None else self.topology.addresses.get(spec.name)
-        if spec.name != "erp" or offset is None:
-            return None
-        return ErpShape.of(spec, image=spec.image or self.service_image(spec.name), user=spec.user or self.config.erp_user,
-                           limits=spec.limits or self.config.erp_limits, offset=offset)
-
-    def shutdown(self) -> list[str]:
-        """The run is over: remove the warm pool's untaken slots."""
-        pool, self.warm_pool = self.warm_pool, None
-        return pool.close() if pool is not None else []
 
     def resolve_images(self) -> None:
         """Image tags from the config, or from the image builder when the config leaves them unset."""
@@ -432,6 +410,16 @@ class DockerSandbox(Sandbox):
         follower.start()
         return ServiceEndpoints(spec.name, urls)
 
+    def start_is_expensive(self, spec: ServiceSpec) -> bool:
+        return self._warm is None or self.backend.erp_shape(spec) != self._warm.shape
+
+    def wait_service_healthy(self, name: str, *, error: type[ServiceUnhealthy] = ServiceUnhealthy) -> None:
+        try:
+            super().wait_service_healthy(name, error=error)
+        finally:
+            if name == "erp":
+                self.backend.refill_warm_pool()
+
     def service_ready(self, name: str) -> threading.Event | None:
         """Set by the service's log follower at its ready line or the end of its output."""
         return self._ready.get(name)
@@ -562,6 +550,7 @@ class DockerSandbox(Sandbox):
 
     def close(self) -> list[str]:
         self.release_admissions()
+        self.backend.refill_warm_pool()
         problems: list[str] = []
         # Nothing still being made or removed. The agent side's failure, if no step met it, is
         # not teardown's (the attempt failed before it needed it): logged; what it made goes below.

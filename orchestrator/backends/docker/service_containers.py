@@ -5,6 +5,7 @@ the ERP's container the same way before its attempt exists.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -135,3 +136,40 @@ def make_erp_pool(backend: Any, template: ServiceSpec) -> WarmPool | None:
     return WarmPool(backend.config.warm_erp_slots, shape,
                     lambda slot_id, sh: make_warm_slot(backend, slot_id, sh, template),
                     lambda slot: remove_warm_slot(backend, slot), config=backend.config)
+
+
+class WarmPoolOwner:
+    """The docker backend's side of the warm pool (warm_pool.py)."""
+
+    config: Any
+    topology: Any
+    warm_pool: WarmPool | None
+    pool_lock: Any
+    service_image: Callable[[str], str]  # the backend's image of a service that declares none
+
+    def ensure_warm_pool(self, erp: ServiceSpec) -> None:
+        """With `config.warm_erp_slots`, start making ERP slots for ERPs declared like `erp`
+        (warm_pool.py); the first ERP an attempt starts calls this, so later attempts find one."""
+        with self.pool_lock:
+            if self.config.warm_erp_slots > 0 and self.warm_pool is None:
+                # Only what a container is made with: not the attempt's files or health token.
+                self.warm_pool = make_erp_pool(self, dataclasses.replace(erp, files=(), health=None))
+
+    def refill_warm_pool(self) -> None:
+        """An attempt's ERP is up (or it closes): make the slots it may have taken again."""
+        if self.warm_pool is not None:
+            self.warm_pool.refill()
+
+    def erp_shape(self, spec: ServiceSpec) -> ErpShape | None:
+        """What a standby ERP must have been made for to serve `spec` (warm_pool.py)."""
+        offset = spec.address_offset if spec.address_offset is not None else self.topology.addresses.get(spec.name)
+        if spec.name != "erp" or offset is None:
+            return None
+        return ErpShape.of(spec, image=spec.image or self.service_image(spec.name), user=spec.user or self.config.erp_user,
+                           limits=spec.limits or self.config.erp_limits, offset=offset)
+
+    def shutdown(self) -> list[str]:
+        """The run is over: remove the warm pool's untaken slots."""
+        pool, self.warm_pool = self.warm_pool, None
+        return pool.close() if pool is not None else []
+

@@ -103,15 +103,19 @@ class WarmPool:
 
     def take(self, shape: ErpShape | None) -> WarmSlot | None:
         """A ready slot of `shape` for one attempt, or None (none ready: the attempt makes its
-        own). Never waits for a slot being made."""
+        own). Never waits for a slot being made. The pool is refilled when the attempt calls
+        `refill` (once its ERP is up: on a small host a standby's start would slow it down)."""
         with self._lock:
             slot = self._ready.pop(0) if (self._ready and shape == self.shape and not self._closed) else None
             if slot is None:
                 self.missed += 1
             else:
                 self.taken += 1
-        self._fill()
         return slot
+
+    def refill(self) -> None:
+        """Start making slots up to `size` (in background threads)."""
+        self._fill()
 
     def _fill(self) -> None:
         with self._lock:
