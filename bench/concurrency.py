@@ -1,6 +1,6 @@
 """How many attempts one host holds at once: a "slow agent" campaign at rising concurrency.
 
-    .venv/bin/python bench/concurrency.py [--levels 16,32,48,64,96] [--sleep 40] [--task payment-run]
+    .venv/bin/python bench/concurrency.py [--levels 16,32,48,64,96,160] [--sleep 40] [--task payment-run]
 
 The slow agent is a command system (written to a temporary systems file): each turn makes a few
 ERP reads, sleeps `--sleep` seconds as if waiting for its model, and makes a few more reads;
@@ -148,6 +148,9 @@ def run_level(level: int, task: str, systems: Path, runs_root: Path, scenarios, 
         elif record.get("outcome") != "graded":
             causes[f"{record.get('outcome')} in {error.get('phase')}: {str(error.get('message'))[:160]}"] += 1
     mem = sorted(memory.per_attempt_simultaneous().values())
+    by_role: dict[str, list[int]] = {}
+    for cid, peak in memory.peaks.items():
+        by_role.setdefault(memory.role_of[cid], []).append(peak)
     return {
         "level": level, "attempts": len(finished), "start_slots": config.start_slots,
         "graded": sum(1 for e in finished if e.outcome == "graded"),
@@ -161,6 +164,7 @@ def run_level(level: int, task: str, systems: Path, runs_root: Path, scenarios, 
         "mem_med_mib": statistics.median(mem) / 2**20 if mem else None,
         "mem_max_mib": mem[-1] / 2**20 if mem else None,
         "load_peak": load.peak,
+        "mem_by_role_med_mib": {role: statistics.median(p) / 2**20 for role, p in sorted(by_role.items())},
     }
 
 
@@ -170,7 +174,7 @@ def _f(v: float | None, fmt: str = ".0f") -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--levels", default="16,32,48,64,96", help="concurrent attempts per level")
+    parser.add_argument("--levels", default="16,32,48,64,96,160", help="concurrent attempts per level")
     parser.add_argument("--sleep", type=float, default=40.0, help="seconds each turn waits 'for its model'")
     parser.add_argument("--reads", type=int, default=4, help="ERP reads before and after the sleep")
     parser.add_argument("--task", default="payment-run")
@@ -213,7 +217,11 @@ def main(argv: list[str] | None = None) -> int:
               f"{_f(r['first_turn_med_s']) + '/' + _f(r['first_turn_max_s']):>18} {r['in_turns_at_once']:>8} "
               f"{_f(r['queued_med_s'], '.1f'):>12} {_f(r['mem_med_mib']) + '/' + _f(r['mem_max_mib']):>19} "
               f"{r['load_peak']:>9.1f}")
-    print("mem/att: per role the largest cgroup peak, summed (ERP, keepers and one agent turn resident together)")
+    print("mem/att: per role the largest cgroup peak (memory.max_usage_in_bytes: resident memory and page cache "
+          "charged to it), summed: the ERP, the agent side's holder and one agent turn, resident together")
+    for r in rows:
+        print(f"  level {r['level']}: median peak per container by role (MiB): "
+              + ", ".join(f"{role} {mib:.0f}" for role, mib in r["mem_by_role_med_mib"].items()))
     if args.keep or any(r["causes"] for r in rows):
         print(f"runs kept in {tmp}" + ("" if args.keep else " (an attempt was not graded)"))
     else:

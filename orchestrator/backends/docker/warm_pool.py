@@ -98,8 +98,7 @@ class WarmPool:
         self._threads: list[threading.Thread] = []
         self.taken = 0
         self.missed = 0
-        atexit.register(self.close)
-        self._fill()
+        atexit.register(self.close)  # nothing is made before the first `refill`
 
     def take(self, shape: ErpShape | None) -> WarmSlot | None:
         """A ready slot of `shape` for one attempt, or None (none ready: the attempt makes its

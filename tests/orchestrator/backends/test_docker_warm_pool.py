@@ -38,6 +38,7 @@ def _backend(tmp: Path, docker_client: Any, images: Any) -> Any:
     assert backend.warm_pool is None  # made at the first ERP start: here, as if one had started
     backend.ensure_warm_pool(erp_service(ErpLaunch(db=Path("/dev/null"), world=Path("/dev/null"),
                                                    control_token="-" * 32), cfg))
+    backend.refill_warm_pool()  # as after that ERP's health wait
     return backend
 
 
