@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import atexit
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -129,9 +130,16 @@ class WarmPool:
         slot: WarmSlot | None = None
         try:
             # A standby's start is a container start like any other: it takes a host-wide start
-            # slot (admission.py), so the pool never starts more at once than the host allows.
-            with start_slots(self._config).acquire():
-                slot = self._make(slot_id, self.shape)
+            # slot (admission.py), so the pool never starts more at once than the host allows;
+            # waiting for one, it gives up when the pool closes.
+            slots = start_slots(self._config)
+            held = slots.try_acquire()
+            while held is None and not self._closed:
+                time.sleep(0.2)
+                held = slots.try_acquire()
+            if held is not None:
+                with held:
+                    slot = None if self._closed else self._make(slot_id, self.shape)
         except Exception as exc:  # noqa: BLE001 — a slot that could not be made is only a cold start later
             log.warning("warm_slot_failed", slot=slot_id, error=f"{type(exc).__name__}: {exc}")
         with self._lock:
