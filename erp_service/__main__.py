@@ -21,6 +21,8 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--control-token-file", type=Path,
                    help="file holding the control token (else env BBERP_CONTROL_TOKEN)")
     s.add_argument("--faults", default=None, help="fault spec (§7.1); empty = none")
+    s.add_argument("--token-secrets", type=Path, default=None,
+                   help="JSON file {token id: secret}: those tokens get these secrets before the first request")
     s.add_argument("--log-level", default="warning")
     h = sub.add_parser("canonical-hash", help="print the canonical SHA-256 of a database")
     h.add_argument("--db", required=True, type=Path)
@@ -57,10 +59,21 @@ def main(argv: list[str] | None = None) -> int:
     if not token:
         print(json.dumps({"event": "error", "detail": "no control token"}), flush=True)
         return 2
+    token_secrets: dict[str, str] = {}
+    if args.token_secrets:
+        try:
+            token_secrets = json.loads(args.token_secrets.read_text())
+        except (OSError, ValueError) as exc:
+            print(json.dumps({"event": "error", "detail": f"unreadable token secrets: {exc}"}), flush=True)
+            return 2
+        if not isinstance(token_secrets, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in token_secrets.items()):
+            print(json.dumps({"event": "error", "detail": "token secrets must be a JSON object of strings"}), flush=True)
+            return 2
     try:
         return serve(ServeOptions(db=args.db, world=args.world, agent_bind=args.agent_bind,
                                   control_bind=args.control_bind, control_token=token, faults=args.faults,
-                                  log_level=args.log_level))
+                                  log_level=args.log_level, token_secrets=token_secrets))
     except FaultSpecError as exc:
         print(json.dumps({"event": "error", "detail": f"bad fault spec: {exc}"}), flush=True)
         return 2

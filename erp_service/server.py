@@ -8,7 +8,7 @@ import json
 import os
 import signal
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from .http.app import create_app
 from .http.control import create_control_app
 from .http.fault_layer import FaultLayer, FaultLog
 from .kernel.db import Database
+from .kernel.identity import rekey_tokens
 from .logs import configure_logging, get_logger
 from .world import WorldError, load_world
 
@@ -82,6 +83,8 @@ class ServeOptions:
     control_token: str
     faults: str | None = None
     log_level: str = "warning"
+    #: Token id -> secret, applied before the first request (kernel/identity.py rekey_tokens).
+    token_secrets: dict[str, str] = field(default_factory=dict, repr=False)
 
 
 log = get_logger(__name__)
@@ -105,6 +108,13 @@ def serve(opts: ServeOptions) -> int:
         return 2
     plan = parse_fault_spec(opts.faults)
     db = Database(opts.db)
+    if opts.token_secrets:
+        try:
+            with db.transaction() as conn:
+                rekey_tokens(conn, opts.token_secrets)
+        except ValueError as exc:
+            print(json.dumps({"event": "error", "detail": f"bad token secrets: {exc}"}), flush=True)
+            return 2
     fault_log = FaultLog()
     agent_app = create_app(db, world)
     app = FaultLayer(agent_app, plan, db, fault_log) if not plan.empty else agent_app

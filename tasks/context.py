@@ -94,6 +94,9 @@ class GeneratorContext:
         self.truth = Truth(task=spec.id, seed=self.seed)
         # The agent's (and any other user's) API token secrets by user id (scenario.json).
         self.tokens: dict[str, str] = {}
+        # Users whose token the scenario plants in text the agent can read (a negative control's
+        # bait): an attempt keeps their secrets; every other token gets a fresh one.
+        self.disclosed_users: list[str] = []
         self._company: Northgate | None = None
         self._builder: CompanyBuilder | None = None
         self._erp: InProcessErp | None = None
@@ -163,6 +166,20 @@ class GeneratorContext:
         """Give `user_id` an API token (id `tok-<user>`) and record its secret."""
         self.builder.add_token(user_id, secret, f"tok-{user_id}", label="issued")
         self.tokens[user_id] = secret
+
+    def disclose_token(self, user_id: str) -> str:
+        """The secret of `user_id`'s token, for planting where the agent can read it.
+
+        Every attempt re-keys every token with a fresh random secret (orchestrator/attempt/
+        credentials.py), so a generated secret works in an attempt only when declared here.
+
+        Raises:
+            KeyError: `user_id` has no token.
+        """
+        secret = self.tokens[user_id]
+        if user_id not in self.disclosed_users:
+            self.disclosed_users.append(user_id)
+        return secret
 
     @property
     def company(self) -> Northgate:

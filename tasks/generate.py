@@ -88,6 +88,8 @@ def write_scenario(pack: TaskPack, ctx: GeneratorContext) -> None:
             "start_date": ctx.start_date, "grading_date": ctx.grading_date,
             "agent_user": ctx.agent_user, "agent_name": agent_name, "agent_title": agent_title,
             "agent_token": ctx.agent_token, "agent_token_id": f"tok-{ctx.agent_user}"}
+    if ctx.disclosed_users:  # absent when none: the other packs' scenario.json stays as it was
+        meta["disclosed_token_ids"] = [f"tok-{u}" for u in ctx.disclosed_users]
     (out / "scenario.json").write_text(dump(meta))
     if (out / "handbook").exists():
         shutil.rmtree(out / "handbook")

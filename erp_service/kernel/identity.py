@@ -1,6 +1,7 @@
 """Who is acting: users, roles, permissions, tokens, and the `Actor` every call carries."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from sqlalchemy import Column, Integer, String, Table, Text
@@ -84,6 +85,32 @@ def load_actor(conn, user_id: str, *, token_id: str | None = None, channel: str 
         role_permissions.select().with_only_columns(role_permissions.c.permission)
         .where(role_permissions.c.role_id.in_(role_ids)))) if role_ids else frozenset()
     return Actor(user_id=user_id, roles=role_ids, permissions=perms, token_id=token_id, channel=channel)
+
+
+#: The shortest secret `rekey_tokens` accepts: a re-keyed token must not be guessable.
+MIN_SECRET_CHARS = 32
+
+
+def rekey_tokens(conn, new_secrets: Mapping[str, str]) -> None:
+    """Give the tokens named in `new_secrets` (token id -> secret) those secrets.
+
+    The orchestrator re-keys every token of an attempt's copy of the database before the ERP
+    serves it: the scenario's secrets are reproducible from its seed, so an agent that knew the
+    scheme could compute anyone's. Token ids (which the audit log records) stay as they were.
+
+    Raises:
+        ValueError: an id that is no token, a secret shorter than MIN_SECRET_CHARS, or one
+            secret given twice.
+    """
+    if len(set(new_secrets.values())) != len(new_secrets):
+        raise ValueError("token secrets must be distinct")
+    known = {r[0] for r in conn.execute(tokens.select().with_only_columns(tokens.c.id))}
+    for token_id, secret in sorted(new_secrets.items()):
+        if token_id not in known:
+            raise ValueError(f"no token {token_id!r} to re-key")
+        if len(secret) < MIN_SECRET_CHARS:
+            raise ValueError(f"the secret for {token_id!r} is shorter than {MIN_SECRET_CHARS} characters")
+        conn.execute(tokens.update().where(tokens.c.id == token_id).values(secret=secret))
 
 
 def actor_for_token(conn, secret: str) -> Actor | None:

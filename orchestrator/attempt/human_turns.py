@@ -91,9 +91,8 @@ def open_human(run: Any) -> HumanTurns | None:
     """Start the web UI for a human cell (None for any other system); write `human.json`."""
     if not is_human_system(run.spec.cell.system):
         return None
-    meta = run.resolved.meta
     login_key, host_token = secrets.token_urlsafe(24), secrets.token_hex(24)
-    launch = WebLaunch(agent_url=run.erp.agent_url, user_token=str(meta["agent_token"]), login_key=login_key,
+    launch = WebLaunch(agent_url=run.erp.agent_url, user_token=run.agent_token, login_key=login_key,
                        host_token=host_token, handbook_dir=Path(run.scenario.handbook_dir))
     web = start_web(run, launch)
     info = {"url": web.url, "login_url": web.login_url, "system": run.spec.cell.system, "cell": str(run.spec.cell),

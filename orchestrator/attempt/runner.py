@@ -19,7 +19,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import secrets
-import sqlite3
 import threading
 import time
 import traceback
@@ -30,9 +29,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent_sandbox.prompt import render_prompt
-from erp_service.canonical import canonical_hash
 from orchestrator.attempt.adapter_record import attempt_adapter, turn_adapter
 from orchestrator.attempt.control_client import ControlClient
+from orchestrator.attempt.credentials import AttemptCredentials, issue_credentials
+from orchestrator.attempt.frozen_db import canonical_or_none, rollback_journal
 from orchestrator.attempt.human_turns import HumanTurns, open_human
 from orchestrator.attempt.model_run import ModelRun, agent_image, open_for_attempt
 from orchestrator.attempt.mounts import runtime_places
@@ -164,6 +164,7 @@ class AttemptRun:
         self.control: ControlClient | None = None
         self.streamer: ControlStreamer | None = None
         self.erp: ErpEndpoints | None = None
+        self.credentials: AttemptCredentials | None = None  # this attempt's fresh token secrets
         # What the record is built from, whatever happened.
         self.turn_records: list[TurnRecord] = []
         self.usage: dict[str, Any] = {}
@@ -235,6 +236,11 @@ class AttemptRun:
         if self.cancel is not None and self.cancel.is_set():
             raise Cancelled("cancelled by the caller", phase=self.clock.current)
 
+    @property
+    def agent_token(self) -> str:
+        """The agent's API token for this attempt (a fresh secret, never the scenario's)."""
+        return str(self._require("credentials").agent_token)
+
     def _require(self, what: str) -> Any:
         value = getattr(self, what)
         if value is None:
@@ -286,8 +292,13 @@ class AttemptRun:
             self.checkpoint()
             sandbox, resolved = self._require("sandbox"), self._require("resolved")
             token = secrets.token_hex(32)
+            try:
+                self.credentials = issue_credentials(Path(self.scenario.db), resolved.meta)
+            except ValueError as exc:
+                raise TaskError(f"scenario credentials: {exc}") from exc
             launch = ErpLaunch(
-                db=Path(self.scenario.db), world=Path(self.scenario.world), control_token=token, faults=resolved.faults
+                db=Path(self.scenario.db), world=Path(self.scenario.world), control_token=token, faults=resolved.faults,
+                token_secrets=self.credentials.token_secrets,
             )
             self.erp = ErpEndpoints.of(sandbox.start_service(erp_service(launch, self.config)))
             if resolved.turns and not is_human_system(self.spec.cell.system):
@@ -332,7 +343,7 @@ class AttemptRun:
             "system.json": (json.dumps(system_json, indent=1, sort_keys=True) + "\n").encode(),
             "context.json": (json.dumps(context, indent=1, sort_keys=True) + "\n").encode(),
         }
-        env = {"ERP_URL": erp.agent_url, "ERP_TOKEN": str(meta["agent_token"]), "TURN_BUDGET_S": f"{budget:g}"}
+        env = {"ERP_URL": erp.agent_url, "ERP_TOKEN": self.agent_token, "TURN_BUDGET_S": f"{budget:g}"}
         if self.model is not None:
             env.update(self.model.before_turn(turn.n))  # the gateway's URL, the virtual key, the model
         if self.mcp is not None:
@@ -430,7 +441,7 @@ class AttemptRun:
                 "poll_errors": streamer.poll_errors,
             }
             control.snapshot(self.paths.final_db, timeout_s=self.config.snapshot_timeout_s)
-            _rollback_journal(self.paths.final_db)
+            rollback_journal(self.paths.final_db)
             if self.model is not None:
                 self.usage = self.model.finish()  # the key revoked, the usage log drained
             # The services stop beside the copy-out and the hashes (nothing uses them after the
@@ -438,7 +449,7 @@ class AttemptRun:
             stopping = InThread("stop-services", lambda: [sandbox.stop_service(name) for name in reversed(sandbox.services())])
             try:
                 sandbox.copy_workspace(self.paths.workspace)
-                hashes = Hashes(final_db=file_sha256(self.paths.final_db), canonical_db=_canonical(self.paths.final_db),
+                hashes = Hashes(final_db=file_sha256(self.paths.final_db), canonical_db=canonical_or_none(self.paths.final_db),
                                 workspace=workspace_sha256(self.paths.workspace))
             finally:
                 stopping.wait()  # a stop's failure first: it comes first in the phase's order
@@ -578,22 +589,3 @@ def _turn_notes(run: Any, erp_death: ServiceDeath | None, n: int) -> list[str]:
         notes.append(erp_death.reason(n))
     return notes
 
-
-def _rollback_journal(db: Path) -> None:
-    """Switch the frozen copy out of WAL mode, so that readers (grader, hashes, people) do not
-    leave -wal/-shm files beside it. Only the header's journal-mode bytes change."""
-    con = sqlite3.connect(db)
-    try:
-        con.execute("PRAGMA journal_mode=DELETE").fetchall()
-    finally:
-        con.close()
-
-
-def _canonical(db: Path) -> str | None:
-    if not db.is_file():
-        return None
-    try:
-        return canonical_hash(db)
-    except Exception as exc:  # noqa: BLE001 — the hash is informative; grading decides
-        log.warning("canonical_hash_failed", error=str(exc))
-        return None

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from orchestrator.attempt.credentials import issue_credentials, rekey_database
 from orchestrator.config import REPO_ROOT
 
 COMPOSE_FILE = REPO_ROOT / "compose" / "docker-compose.yml"
@@ -135,13 +136,15 @@ def run(args: argparse.Namespace) -> int:
         shutil.rmtree(folder)
     (folder / "erp").mkdir(parents=True)
     shutil.copyfile(scenario.db, folder / "erp" / "scenario.db")
+    credentials = issue_credentials(Path(scenario.db), scenario.meta)  # as every attempt: fresh secrets
+    rekey_database(folder / "erp" / "scenario.db", credentials)
     shutil.copyfile(scenario.world, folder / "erp" / "world.json")
     token = secrets.token_hex(32)
     (folder / "erp" / "control.token").write_text(token)
     shutil.copytree(scenario.handbook_dir, folder / "workspace" / "handbook")
     login_key = secrets.token_urlsafe(24)
     (folder / "web").mkdir()
-    (folder / "web" / "user.token").write_text(str(scenario.meta["agent_token"]))
+    (folder / "web" / "user.token").write_text(credentials.agent_token)
     (folder / "web" / "login.key").write_text(login_key)
     # The containers run as 1001 (ERP, web UI) and 1000 (agent); as root we hand the folders over.
     owned = ((folder / "erp", 1001), (folder / "web", 1001), (folder / "workspace", 1000))
@@ -165,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
             f"PB_WEB_IP={web_ip}",
             f"PB_WEB_PORT={args.web_port}",
             f"PB_DEBUG_DIR={folder}",
-            f"PB_AGENT_TOKEN={scenario.meta['agent_token']}",
+            f"PB_AGENT_TOKEN={credentials.agent_token}",
         ]) + "\n"
     )
     _compose(project, env_file, "up", "-d", "erp", "web")

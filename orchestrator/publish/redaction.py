@@ -54,7 +54,8 @@ CREDENTIAL_PATTERNS = (
     re.compile(r"pbv-[A-Za-z0-9_\-]{16,}"),                       # gateway virtual keys
     re.compile(r"sk-ant-[A-Za-z0-9_\-]{10,}"),                    # Anthropic keys
     re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_\-]{20,}"),            # OpenAI keys
-    re.compile(r"\bngv_[0-9a-f]{16,}"),                           # bb-erp user tokens
+    re.compile(r"\bngv_[0-9a-f]{16,}"),                           # bb-erp user tokens, as generated
+    re.compile(r"\bpbt_[A-Za-z0-9_\-]{32,}"),                     # bb-erp user tokens, as an attempt issues them
 )
 # A credential after a header or variable name: keep the name, drop the value.
 CREDENTIAL_AFTER = re.compile(

@@ -13,6 +13,7 @@ ledger, summary, provenance and attempt folders.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -276,9 +277,11 @@ def check_projections(task: str) -> dict[str, str]:
     return out
 
 
-def write_report(runs_root: Path, label: str, out: Path | None = None, *, title: str | None = None) -> Path:
+def write_report(runs_root: Path, label: str, out: Path | None = None, *, title: str | None = None,
+                 review_form: Callable[[str, str], str] | None = None) -> Path:
     """Write `runs/<label>/report.html` (or `out`) and the attempt pages in `report_files/` beside
-    it, from the label's exported files and attempt folders."""
+    it, from the label's exported files and attempt folders. `review_form`: (attempt id, check) ->
+    the HTML form beside each failed check (the served review, orchestrator/review/serve.py)."""
     root = runs_root / label
     try:
         summary = json.loads((root / "summary.json").read_text())
@@ -300,14 +303,20 @@ def write_report(runs_root: Path, label: str, out: Path | None = None, *, title:
             projections[ident["task"]] = check_projections(ident["task"])
         page = render_attempt_page(folder, ln, label=title or label, index_href=f"../{target.name}",
                                    projections_of=projections[ident["task"]],
-                                   review=attempt_decisions(title or label, ln, decisions))
+                                   review=attempt_decisions(title or label, ln, decisions, review_form))
         (pages / page_name(ln["attempt_id"])).write_text(page, encoding="utf-8")
     delta_path = root / DELTA_FILE  # a rescored label's (orchestrator/regrade/)
     delta = json.loads(delta_path.read_text()) if delta_path.is_file() else None
     review = review_section(title or label, lines, decisions, pages=PAGES_DIR, problem=problem)
     source_reviews = None
-    if delta and (runs_root / str(delta.get("source_label"))).is_dir():  # the decisions that asked for the change
-        source_decisions, _ = _decisions(runs_root / str(delta.get("source_label")))
+    # The decisions that asked for the change: the source label's, or the source bundle's copy.
+    source_root = None
+    if delta and delta.get("source_bundle") and Path(str(delta["source_bundle"])).is_dir():
+        source_root = Path(str(delta["source_bundle"]))
+    elif delta and (runs_root / str(delta.get("source_label"))).is_dir():
+        source_root = runs_root / str(delta.get("source_label"))
+    if source_root is not None:
+        source_decisions, _ = _decisions(source_root)
         source_reviews = {k: f"{d.label}: {d.note} ({d.who})" for k, d in latest(source_decisions).items()}
     target.write_text(render_report(title or label, summary, lines, provenance, pages=PAGES_DIR, delta=delta,
                                     review=review, source_reviews=source_reviews),

@@ -3,9 +3,12 @@
 Two listeners, each bound to one network's address only: the agent API on the attempt network,
 the control API on the control network (the host's side). The database, world file and control
 token are private files of the service; the token never appears in argv, env or `docker inspect`.
+So are the attempt's fresh API token secrets (`tokens.json`, attempt/credentials.py).
 """
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +29,8 @@ class ErpLaunch:
     control_token: str = field(repr=False)
     faults: str | None = None
     fault_profiles: Path | None = None  # a file the ERP reads with --fault-profiles
+    #: token id -> secret, applied by the ERP before its first request (attempt/credentials.py)
+    token_secrets: Mapping[str, str] = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,9 @@ def erp_service(launch: ErpLaunch, config: RuntimeConfig) -> ServiceSpec:
         "--agent-bind", "{bind:agent}", "--control-bind", "{bind:control}",
         "--control-token-file", "{data}/control.token",
     ]  # fmt: skip
+    if launch.token_secrets:
+        files.append(ServiceFile("tokens.json", json.dumps(dict(launch.token_secrets)).encode(), 0o400))
+        command += ["--token-secrets", "{data}/tokens.json"]
     if launch.faults:
         command += ["--faults", launch.faults]
     if launch.fault_profiles is not None:

@@ -158,3 +158,24 @@ def test_reference_routes(company):
     assert bva["rows"] == []
     ties_rep = ok(cl.get("/reports/control-ties", headers=h), 200)
     assert any(r["control"] == "ap" and r["tied"] for r in ties_rep["rows"])
+
+
+def test_a_manual_entry_already_on_a_control_account_can_be_reversed(company):
+    """Manual lines on a control account are refused, but one planted by history (a migration)
+    moved AP without a document: its reversal restores the tie, so the ERP allows it."""
+    from erp_service.domains import ledger
+
+    c = company
+    cl = client(c)
+    acc = c.headers("staff_accountant")
+    invoice(cl, c, "V-0101", "JR-9", "2026-10-01", 480.0)
+    refused(cl.post("/journal-entries", json=entry(125, "2000", "6100"), headers=acc), "control_account")
+    plug = c.builder.run("sys-setup", lambda tx: ledger.post(
+        tx, source="manual", source_ref=None, memo="AP true-up", entry_date="2026-10-02",
+        lines=[ledger.Line("2000", 125_00), ledger.Line("6100", -125_00)]))
+    with c.builder.db.transaction() as conn:
+        broken = {r["control"]: r for r in ledger.control_ties(conn)}["ap"]
+    assert not broken["tied"]
+    rev = ok(cl.post(f"/journal-entries/{plug}/reverse", json={"note": "plug: no document behind it"}, headers=acc))
+    assert rev["status"] == "reversed"
+    assert ties(c)["ap"]["gl"] == -480.0

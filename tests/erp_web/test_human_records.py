@@ -55,7 +55,7 @@ def test_the_web_ui_is_started_for_human_cells_only() -> None:
         assert open_human(run) is None, text
     # The control: a human cell does ask the sandbox for the web UI.
     run = SimpleNamespace(spec=SimpleNamespace(cell=parse_cell("human:payment-run")), sandbox=_RecordingSandbox(),
-                          resolved=SimpleNamespace(meta={"agent_token": "t"}, turns=[]), erp=SimpleNamespace(agent_url="http://erp"),
+                          resolved=SimpleNamespace(meta={}, turns=[]), agent_token="t", erp=SimpleNamespace(agent_url="http://erp"),
                           scenario=SimpleNamespace(handbook_dir=Path("/nonexistent")), backend=SimpleNamespace(isolation="none"),
                           config=RuntimeConfig.from_env())
     try:

@@ -402,3 +402,32 @@ def test_fork_bomb_and_memory_hog_are_contained(lab):
     # A's own ERP survived its agent's hog (the OOM killer stayed inside the agent container).
     assert a.sandbox.service_running("erp") and a.control.health(timeout_s=5)["ok"] is True
     assert b.sandbox.service_running("erp")
+
+
+# -- credentials ---------------------------------------------------------------------------------
+
+
+def test_tokens_cannot_be_forged_nor_taken_from_the_scenario(lab, scenario):
+    """Every user's token secret as the generator derives it (forged from the public scheme) and
+    as the scenario holds it is refused inside the attempt; the agent's own works (the control)."""
+    import sqlite3
+
+    from escape_probe import _generated_secret
+
+    conn = sqlite3.connect(f"file:{scenario.db}?mode=ro", uri=True)
+    try:
+        rows = conn.execute("SELECT user_id, secret FROM tokens").fetchall()
+    finally:
+        conn.close()
+    users, known = sorted({u for u, _ in rows}), [s for _, s in rows]
+    agent = str(scenario.meta["agent_user"])
+    # The threat is real: the scenario's secrets are the scheme's, so before re-keying a forger
+    # holding its own token would have found the seed and everyone's token.
+    assert _generated_secret(int(scenario.meta["seed"]), agent) == scenario.meta["agent_token"]
+    spec = {"mode": "forge", "users": users, "try_seeds": [0, 1, 2], "seeds": 500, "known": known}
+    run, report = lab.turn(lab.a, spec, budget_s=180)
+    _ok(run, lab, lab.a)
+    assert report["own_status"] == 200, report  # positive control: the agent's own token works
+    assert report["own_seed_found"] is None, report  # its secret no longer gives the seed away
+    assert report["forged_tried"] == 3 * len(users) and report["forged_accepted"] == [], report
+    assert report["known_tried"] == len(known) > 0 and report["known_accepted"] == [], report

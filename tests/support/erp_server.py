@@ -72,7 +72,7 @@ class Served:
 
 
 def start_server(tmp_path: Path, db: Path, *, faults: str | None = None, world: dict | None = None,
-                 python_prelude: str | None = None) -> Served:
+                 python_prelude: str | None = None, extra_args: list[str] | None = None) -> Served:
     """Start the server on loopback ports chosen by the OS and wait for its ready line.
 
     `python_prelude` runs before the CLI in the same interpreter (used to observe whether the
@@ -87,6 +87,7 @@ def start_server(tmp_path: Path, db: Path, *, faults: str | None = None, world: 
         args += ["--world", str(wf)]
     if faults:
         args += ["--faults", faults]
+    args += extra_args or []
     if python_prelude:
         code = python_prelude + "\nimport sys\nfrom erp_service.__main__ import main\nsys.exit(main(sys.argv[1:]))\n"
         cmd = [sys.executable, "-c", code, *args]

@@ -159,6 +159,7 @@ class EscapeLab:
     def open_attempt(self, name: str) -> LiveAttempt:
         """Networks, volumes, the ERP from the scenario snapshot (healthy), handbook in the workspace."""
         from orchestrator.attempt.control_client import ControlClient
+        from orchestrator.attempt.credentials import issue_credentials
         from orchestrator.backends.base import AttemptContext
         from orchestrator.cells import Cell
         from orchestrator.errors import ErpUnhealthy
@@ -171,9 +172,12 @@ class EscapeLab:
         paths.prepare()
         attempt_id = f"escape-{name.lower()}-{uuid.uuid4().hex[:6]}"
         sandbox = self.backend.open_attempt(AttemptContext(attempt_id, self.campaign, paths))
-        live = LiveAttempt(name, sandbox, None, secrets.token_hex(32), None, str(self.scenario.meta["agent_token"]), paths)
+        # As the runner does: every token re-keyed with a fresh secret, the agent given its own.
+        credentials = issue_credentials(Path(self.scenario.db), self.scenario.meta)
+        live = LiveAttempt(name, sandbox, None, secrets.token_hex(32), None, credentials.agent_token, paths)
         self.attempts.append(live)  # closed in close() even if the ERP fails to start
-        launch = ErpLaunch(db=Path(self.scenario.db), world=Path(self.scenario.world), control_token=live.control_token)
+        launch = ErpLaunch(db=Path(self.scenario.db), world=Path(self.scenario.world), control_token=live.control_token,
+                           token_secrets=credentials.token_secrets)
         live.endpoints = ErpEndpoints.of(sandbox.start_service(erp_service(launch, self.config)))
         live.control = ControlClient(live.endpoints.control_url, live.control_token, timeout_s=self.config.control_timeout_s)
         sandbox.wait_service_healthy(ERP, error=ErpUnhealthy)  # progress-based; gives the start slot back

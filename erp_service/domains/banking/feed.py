@@ -12,8 +12,9 @@ from ...kernel.tx import Tx
 from .. import ledger
 from .tables import bank_accounts, bank_statement_lines
 
-#: Entry sources the bank reports otherwise (payments: when they clear).
-NOT_ON_STATEMENT = ("payment",)
+#: Entry sources the bank reports otherwise (payments: when they clear; ``bank``: entries booking
+#: a line the bank itself put on the statement, `booking`).
+NOT_ON_STATEMENT = ("payment", "bank")
 
 
 def report_cash_movement(tx: Tx, entry_id: str) -> None:

@@ -1,16 +1,17 @@
-"""Banking's routes: bank accounts and statement lines (read only)."""
+"""Banking's routes: bank accounts, statement lines, and booking the bank's own lines."""
 from __future__ import annotations
 
 from fastapi import Depends
 from pydantic import BaseModel
 from sqlalchemy import select
 
-from ...http.api import Api, Envelope, Page, page_params, read_api
+from ...http.api import Api, Envelope, Page, page_params, read_api, write_api
 from ...http.lazy_routes import DomainRouter
 from ...kernel.dates import IsoDate
 from ...kernel.listing import PageRequest, paginate
 from ...kernel.money import from_cents
 from ...kernel.tx import Tx
+from .booking import BookLineIn, book_line, line_out
 from .service import bank_account_out
 from .tables import bank_accounts, bank_statement_lines
 
@@ -35,6 +36,10 @@ class StatementLineOut(BaseModel):
     ref: str | None = None
     description: str | None = None
     payment_id: str | None = None
+
+
+class StatementLineDetail(StatementLineOut):
+    journal_entry: str | None = None
 
 
 router = DomainRouter(tags=["banking"])
@@ -63,3 +68,18 @@ def list_statement_lines(bank_account: str | None = None, kind: str | None = Non
             stmt = stmt.where(bank_statement_lines.c.date <= date_to.isoformat())
         return paginate(tx, stmt, page, render=render, bank_account_id=bank_account, kind=kind)
     return api.read(fn)
+
+
+@router.get("/bank-statement-lines/{line_id}", response_model=Envelope[StatementLineDetail],
+            summary="One statement line, with the entry that booked it (fee and interest lines)")
+def get_statement_line(line_id: int, api: Api = Depends(read_api)):
+    return api.read(lambda tx: line_out(tx, tx.get(bank_statement_lines, line_id, "bank statement line")),
+                    object_type="bank_statement_line", object_id=str(line_id))
+
+
+@router.post("/bank-statement-lines/{line_id}/book", operation_id="bank.book", status_code=201,
+             response_model=Envelope[StatementLineDetail], openapi_extra={"x-permission": "je.post"},
+             summary="Book a fee or interest line the bank originated (account: the offsetting account)")
+def post_book_line(line_id: int, body: BookLineIn, api: Api = Depends(write_api)):
+    return api.write(lambda tx: book_line(tx, line_id, body), object_type="bank_statement_line",
+                     object_id=str(line_id))

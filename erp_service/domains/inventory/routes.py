@@ -13,8 +13,8 @@ from ...kernel.listing import PageRequest, paginate
 from ...kernel.money import from_cents
 from ...kernel.tx import Tx
 from ..masterdata import OnHandRow as OnHandOut
-from .schemas import AdjustmentIn, TransferIn
-from .service import create_adjustment, create_transfer
+from .schemas import AdjustmentIn, DecisionIn, TransferIn
+from .service import approve_adjustment, create_adjustment, create_transfer, reject_adjustment
 from .stock import EPS, on_hand_rows
 from .tables import adjustments, inventory_txns, transfers
 
@@ -113,6 +113,22 @@ def list_transfers(item_id: str | None = None, page: PageRequest = Depends(page_
              summary="Adjust on-hand (signed qty) with a reason; posts to inventory adjustments")
 def post_adjustment(body: AdjustmentIn, api: Api = Depends(write_api)):
     return api.write(lambda tx: create_adjustment(tx, body))
+
+
+@router.post("/inventory/adjustments/{adjustment_id}/approve", operation_id="inv.adjust_approve", status_code=201,
+             response_model=Envelope[AdjustmentOut], openapi_extra={"x-permission": "je.approve"},
+             summary="Approve an adjustment pending approval (not its preparer): stock and value move today")
+def post_approve_adjustment(adjustment_id: str, body: DecisionIn | None = None, api: Api = Depends(write_api)):
+    return api.write(lambda tx: approve_adjustment(tx, adjustment_id, body), object_type="adjustment",
+                     object_id=adjustment_id)
+
+
+@router.post("/inventory/adjustments/{adjustment_id}/reject", operation_id="inv.adjust_reject", status_code=201,
+             response_model=Envelope[AdjustmentOut], openapi_extra={"x-permission": "je.approve"},
+             summary="Reject an adjustment pending approval: nothing moves")
+def post_reject_adjustment(adjustment_id: str, body: DecisionIn | None = None, api: Api = Depends(write_api)):
+    return api.write(lambda tx: reject_adjustment(tx, adjustment_id, body), object_type="adjustment",
+                     object_id=adjustment_id)
 
 
 @router.get("/inventory/adjustments", response_model=Envelope[Page[AdjustmentOut]], summary="List adjustments")

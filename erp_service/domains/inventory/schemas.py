@@ -31,3 +31,9 @@ class AdjustmentIn(In):
     reason: str = Field(description="count | damage | expired | found | scrap | quality | other")
     note: str | None = Field(None, max_length=2000)
     expiry: str | None = Field(None, description="Expiry of a new lot found in a count (YYYY-MM-DD)")
+
+
+class DecisionIn(In):
+    """An approver's note on a pending adjustment."""
+
+    note: str | None = Field(None, max_length=2000)

@@ -9,9 +9,10 @@ approved before posting; below it, it can be posted straight from draft/returned
 
 Control accounts (AP, AR, GRNI, inventory, WIP, unapplied cash) are kept by their subledgers, so
 manual lines cannot post to them (`control_account`), and an entry that carries subledger
-postings — any system entry, or an entry touching a control account — cannot be reversed here
-(`subledger_entry`): its own document (void the invoice, reverse the receipt …) undoes it, so
-every control account stays tied to its subledger.
+postings — any system entry — cannot be reversed here (`subledger_entry`): its own document
+(void the invoice, reverse the receipt …) undoes it, so every control account stays tied to its
+subledger. A manual entry already on a control account (history, a migration) can be reversed:
+it moved the account without a document, and its reversal restores the tie.
 
 The journal's counterparties (`actors`, from the sections in `world`): a reviewer returns or
 approves (and posts) submitted manual entries, and periods are closed on set days.

@@ -163,11 +163,11 @@ def post_entry(tx: Tx, entry_id: str) -> dict:
 
 
 def carries_subledger(tx: Tx, e: dict) -> bool:
-    """True for system entries and entries touching a control account."""
-    if e["source"] != "manual":
-        return True
-    ids = [l["account_id"] for l in tx.rows(journal_lines, entry_id=e["id"])]
-    return tx.one(select(accounts.c.id).where(accounts.c.id.in_(ids), accounts.c.control.is_not(None))) is not None
+    """True for system entries: their documents carry subledger postings. A manual entry never
+    does — one on a control account (only history or a migration can hold one: manual lines
+    there are refused) moved the account without a document, so reversing it restores the tie
+    it broke rather than breaking one."""
+    return bool(e["source"] != "manual")
 
 
 def reverse_entry(tx: Tx, entry_id: str, body: NoteIn | None) -> dict:

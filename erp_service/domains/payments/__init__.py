@@ -16,7 +16,7 @@ Modules: `tables`, `settlement` (how much of an invoice is settled; registered w
 """
 from __future__ import annotations
 
-from . import actors, reports, world  # noqa: F401  (counterparties, cash-position report, world section)
+from . import actors, reports, returns, world  # noqa: F401  (counterparties, cash-position report, returns, world section)
 from .routes import PaymentOut, RunDetail, RunOut, router
 from .service import (
     AddInvoiceIn,

@@ -10,6 +10,7 @@ from ...http.lazy_routes import DomainRouter
 from ...kernel.listing import PageRequest, paginate
 from ...kernel.tx import Tx
 from ..payables import HistoryOut
+from .returns import record_return
 from .service import (
     AddInvoiceIn,
     NoteIn,
@@ -158,3 +159,11 @@ def list_payments(status: str | None = None, vendor: str | None = None, run: str
 def get_payment(payment_id: str, api: Api = Depends(read_api)):
     return api.read(lambda tx: payment_out(tx, tx.get(payments, payment_id, "payment")), object_type="payment",
                     object_id=payment_id)
+
+
+@router.post("/payments/{payment_id}/record-return", operation_id="pay.record_return", status_code=201,
+             response_model=Envelope[PaymentOut], openapi_extra={"x-permission": "je.post"},
+             summary="Record a payment the bank returned (its return line on the statement): cash and the "
+                     "payable back, invoices open again")
+def post_record_return(payment_id: str, api: Api = Depends(write_api)):
+    return api.write(lambda tx: record_return(tx, payment_id), object_type="payment", object_id=payment_id)
