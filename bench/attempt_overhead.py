@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         pool = getattr(dock.backend, "warm_pool", None)
         warm_taken = pool.taken if pool is not None else 0
-        dock.backend.shutdown()  # the untaken slot
+        getattr(dock.backend, "shutdown", list)()  # the untaken slot (docker)
         for runner in (local, dock):
             shutil.rmtree(runner.tmp, ignore_errors=True)
 
