@@ -270,11 +270,12 @@ class DockerSandbox(Sandbox):
         self.containers["erp-standby"] = slot.erp
         if slot.recorder is not None:
             self._recorders["erp-standby"] = slot.recorder
-        if alive(slot.erp):
-            self._warm = slot
+        self._warm = slot
+        if not alive(slot.erp):  # died waiting: the ERP starts cold on the slot's networks
+            self._drop_standby()
 
     def _drop_standby(self) -> None:
-        """Remove the taken slot's standby ERP and its volume (an ERP of another shape starts)."""
+        """Remove the taken slot's standby ERP and its volume (it died, or an ERP of another shape starts)."""
         self._warm = None
         if (rec := self._recorders.pop("erp-standby", None)) is not None:
             rec.close()
