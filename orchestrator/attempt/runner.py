@@ -273,7 +273,11 @@ class AttemptRun:
         with self.clock.phase(Phase.OPEN):
             self.checkpoint()
             self.backend.ensure_prepared()
-            self.sandbox = self.backend.open_attempt(AttemptContext(self.run_id, self.config.campaign, self.paths))
+            resolved = self.resolved
+            turns = tuple(t.n for t in resolved.turns) if resolved is not None and not is_human_system(
+                self.spec.cell.system) else ()
+            self.sandbox = self.backend.open_attempt(AttemptContext(self.run_id, self.config.campaign, self.paths,
+                                                                    turns=turns))
 
     def start_services(self) -> None:
         """The ERP up and healthy, its audit and fault streams followed, the handbook in place."""

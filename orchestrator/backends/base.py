@@ -61,6 +61,10 @@ class AttemptContext:
     attempt_id: str
     campaign: str
     paths: AttemptPaths
+    # The turn numbers the attempt will run, when known at open (docker: their quota volumes are
+    # made with the agent side and held by its one idle container; a turn not listed gets a
+    # volume and keeper of its own when it comes).
+    turns: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -194,7 +198,7 @@ class Sandbox(abc.ABC):
         """
         if spec.name in self._services:
             raise ServiceSpecError(f"service {spec.name!r} is already started in this sandbox")
-        if self.admission is not None:
+        if self.admission is not None and self.start_is_expensive(spec):
             held = self._shared_slot()
             waited_s = 0.0
             if held is None:
@@ -212,6 +216,11 @@ class Sandbox(abc.ABC):
         if spec.health is None:
             self._release_admission(spec.name)  # nothing to wait for: the start is over
         return endpoints
+
+    def start_is_expensive(self, spec: ServiceSpec) -> bool:
+        """Whether starting `spec` takes a host-wide start slot (docker: not a standby ERP that
+        only opens its database, warm_pool.py)."""
+        return True
 
     def _shared_slot(self) -> Held | None:
         """The slot this sandbox already holds, if a start is still before its health wait.

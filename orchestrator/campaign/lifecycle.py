@@ -23,6 +23,7 @@ ending to an exit code.
 """
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -61,6 +62,11 @@ def default_label(spec: CampaignSpec) -> str:
     return "campaign-" + sha256_bytes(key.encode())[:10]
 
 
+# A campaign on docker keeps this many attempts' networks and ERP ready ahead (PB_WARM_ERP_SLOTS
+# overrides): one is enough to take the ERP's start off the next attempt's path on this host.
+CAMPAIGN_WARM_ERP_SLOTS = 1
+
+
 class Campaign:
     """One run (or resume) of a campaign under its label."""
 
@@ -77,6 +83,8 @@ class Campaign:
         self.backend = spec.backend or "docker"
         self.cells = spec.cell_refs
         overrides: dict[str, Any] = {"campaign": self.label}
+        if self.backend == "docker" and "PB_WARM_ERP_SLOTS" not in os.environ:
+            overrides["warm_erp_slots"] = CAMPAIGN_WARM_ERP_SLOTS  # ERP slots made ahead (warm_pool.py)
         if runs_root is not None:
             overrides["runs_root"] = runs_root
         self.config = RuntimeConfig.from_env(**overrides)
@@ -206,7 +214,11 @@ class Campaign:
         return self._stop_asked or (self.scheduler is not None and self.scheduler.stopping)
 
     def close(self) -> None:
-        """Release the executor (a Ray connection) and the campaign's limiter, once."""
+        """Release the executor (a Ray connection) and the campaign's limiter, once; remove the
+        engine's warm slots."""
+        shutdown = getattr(self.engine, "shutdown", None)  # docker: its warm pool (warm_pool.py)
+        if callable(shutdown):
+            shutdown()
         if self.executor is not None and not self._closed:
             self._closed = True
             self.executor.close()
