@@ -170,15 +170,13 @@ def _study(report: BundleReport, bundle: Path, manifest: dict[str, Any], declara
     if not replay or not report.ok:
         return
     planned = {i.attempt_id: i for i in planned_identities(declaration)}
-    redacted = set((json.loads((bundle / "redaction.json").read_text()).get("redacted") or [])
-                   if (bundle / "redaction.json").is_file() else [])
     folders = []
     for ln in lines:
         ident = planned.get(str(ln.get("attempt_id")))
         if ident is not None:
             folder = ident.folder(bundle.parent, bundle.name)
             folders.append((ident, folder, folder.relative_to(bundle).as_posix()))
-    done = replay_folders(folders, redacted={name for _, _, name in folders if f"{name}/audit.jsonl" in redacted})
+    done = replay_folders(folders, bundle=True)
     report.problems += done.problems
     report.notes += done.notes + [f"replay: {done.replayed} attempt(s) re-derived from their audit logs"]
 

@@ -85,11 +85,12 @@ class ReplayReport:
     notes: list[str] = field(default_factory=list)
 
 
-def replay_folders(folders: list[tuple[Any, Path, str]], *, redacted: set[str] | None = None) -> ReplayReport:
+def replay_folders(folders: list[tuple[Any, Path, str]], *, bundle: bool = False) -> ReplayReport:
     """Replay each attempt `(identity, folder, name)` whose turns ran: its audit log on a fresh copy of
     its scenario (generated here from the same task tree and seed) must give the canonical hash its
-    result.json records. `redacted`: the names of attempts whose audit log the bundle redacted
-    (they cannot be replayed exactly: listed in a note)."""
+    result.json records. A bundle's redacted log replays as long as no request the agent sent was
+    redacted (the ERP's own outputs in it are compared around the redactor's marks); otherwise the
+    attempt is listed as not replayed."""
     from orchestrator.inputs import load_inputs
     from orchestrator.study.replay import read_audit_log, replay_attempt
 
@@ -104,9 +105,6 @@ def replay_folders(folders: list[tuple[Any, Path, str]], *, redacted: set[str] |
         if not want or not (folder / "audit.jsonl").is_file():
             skipped.append(f"{name} (no final database or audit log: {result.get('outcome')})")
             continue
-        if redacted and name in redacted:
-            skipped.append(f"{name} (its audit log was redacted for publication)")
-            continue
         scenario = load_inputs(ident.cell, ident.seed).scenario
         try:
             rows = read_audit_log(folder / "audit.jsonl")
@@ -114,7 +112,7 @@ def replay_folders(folders: list[tuple[Any, Path, str]], *, redacted: set[str] |
             report.problems.append(f"{name}/audit.jsonl: cannot be read ({exc})")
             continue
         got = replay_attempt(scenario.db, scenario.world, rows, str(scenario.meta["grading_date"]),
-                             shipped_db=folder / "final.db", expected_sha256=want)
+                             shipped_db=folder / "final.db", expected_sha256=want, redacted=bundle)
         if got.unreplayable:
             skipped.append(f"{name} ({got.unreplayable})")
             continue

@@ -16,6 +16,7 @@ field by field (wall_time aside): the first difference names the diverging reque
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 import tempfile
@@ -29,6 +30,12 @@ from urllib.parse import quote
 COMPARED = ("id", "business_date", "channel", "actor", "token_id", "method", "path", "action",
             "object_type", "object_id", "before", "after", "outcome", "status", "error_code",
             "idem_key", "replay", "request")
+# What publication's redactor (orchestrator/publish/redaction.py) puts where a credential or a
+# restricted value was: a bundle's audit log is compared with the replay taking each for "some text".
+REDACTION_MARK = re.compile(r"\[restricted [a-z_]+ [^\[\]\s]+\]|\[restricted\]|\[redacted: restricted value\]"
+                            r"|\[credential(?: \d+)?\]|\[\(as written\) |•+")
+# In what the agent sent, a bullet is text: only a run of masks before digits is the redactor's.
+SENT_MARK = re.compile(REDACTION_MARK.pattern.replace("|•+", "|•+(?=[\\d\\s.-]*\\d)"))
 NO_SUCH_TOKEN = "replay-no-such-token-0000000000000000"  # holds no user: a 401 like the recorded one
 TRUNCATED_MARK = "…"  # erp_service.kernel.pipeline appends it to a request text cut at its limit
 
@@ -124,12 +131,15 @@ def _refused_body(text: str) -> bytes:
     return raw
 
 
-def _request_args(row: dict[str, Any]) -> dict[str, Any]:
+def _request_args(row: dict[str, Any], redacted: bool = False) -> dict[str, Any]:
     """The HTTP request a recorded row stands for (ValueError when it cannot be rebuilt)."""
     from erp_service.http.limits import MAX_BODY_BYTES
     from erp_service.kernel.pipeline import REQUEST_TEXT_LIMIT
 
     text = row.get("request")
+    for key in ("path", "request", "idem_key") if redacted else ():
+        if isinstance(row.get(key), str) and SENT_MARK.search(str(row[key])):
+            raise Unreplayable(f"audit id {row.get('id')}: its {key} was redacted for publication")
     if isinstance(text, str) and text.endswith(TRUNCATED_MARK) and len(text) == REQUEST_TEXT_LIMIT + 1:
         try:
             json.loads(text)
@@ -152,11 +162,22 @@ def _request_args(row: dict[str, Any]) -> dict[str, Any]:
     return {"content": content, "headers": {"content-type": "application/json"}}
 
 
-def _first_difference(recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]) -> Divergence | None:
+def _same(recorded: Any, replayed: Any, redacted: bool) -> bool:
+    """Equal, or (a bundle's redacted text) equal wherever the redactor left the text as it was."""
+    if recorded == replayed:
+        return True
+    if not redacted or not isinstance(recorded, str) or not isinstance(replayed, str) or not REDACTION_MARK.search(recorded):
+        return False
+    pattern = ".*?".join(re.escape(piece) for piece in REDACTION_MARK.split(recorded))
+    return re.fullmatch(pattern, replayed, re.S) is not None
+
+
+def _first_difference(recorded: list[dict[str, Any]], replayed: list[dict[str, Any]],
+                      redacted: bool = False) -> Divergence | None:
     for rec, rep in zip(recorded, replayed, strict=False):
         a, b = _norm(rec), _norm(rep)
-        if a != b:
-            diff = [k for k in COMPARED if a[k] != b[k]]
+        diff = [k for k in COMPARED if not _same(a[k], b[k], redacted)]
+        if diff:
             return Divergence(rec.get("id"), f"{rec.get('method')} {rec.get('path')}", diff)
     if len(recorded) > len(replayed):
         rec = recorded[len(replayed)]
@@ -171,12 +192,15 @@ def _first_difference(recorded: list[dict[str, Any]], replayed: list[dict[str, A
 
 def replay_attempt(scenario_db: Path, world_json: Path, audit_rows: Iterable[dict[str, Any]],
                    grading_date: str, *, shipped_db: Path | None = None, expected_sha256: str | None = None,
-                   scratch: Path | None = None) -> ReplayResult:
+                   redacted: bool = False, scratch: Path | None = None) -> ReplayResult:
     """Replay an attempt's audit rows on a fresh copy of `scenario_db`; see the module docstring.
 
     `shipped_db`: the attempt's own final database, if there is one; when the replay agrees with
     the log row by row (a log altered consistently) but not with `expected_sha256`, the first row
-    where it differs from the shipped database's audit trail names the diverging request."""
+    where it differs from the shipped database's audit trail names the diverging request.
+    `redacted`: the log and database are a publication bundle's (orchestrator/publish/redaction.py):
+    a request the redactor changed cannot be sent (`unreplayable`), and the ERP's own texts are
+    compared around its marks."""
     from fastapi.testclient import TestClient
 
     import erp_service.domains  # noqa: F401 — registers the tables, actors and workday calendar
@@ -203,7 +227,7 @@ def replay_attempt(scenario_db: Path, world_json: Path, audit_rows: Iterable[dic
                 if row.get("channel") != "api":
                     continue  # a counterparty's action: made again by the advance
                 try:
-                    args = _request_args(row)
+                    args = _request_args(row, redacted)
                 except Unreplayable as exc:
                     db.close()
                     return ReplayResult(None, sent, unreplayable=str(exc))
@@ -223,10 +247,10 @@ def replay_attempt(scenario_db: Path, world_json: Path, audit_rows: Iterable[dic
                 advance(db, world, grading_date)
         db.close()
         replayed = _db_rows(db_path, start_id)
-        divergence = _first_difference(recorded, replayed)
+        divergence = _first_difference(recorded, replayed, redacted)
         digest = canonical_hash(db_path)
         if divergence is None and digest != expected_sha256 and shipped_db is not None and shipped_db.is_file():
-            divergence = _first_difference(_db_rows(shipped_db, start_id), replayed)
+            divergence = _first_difference(_db_rows(shipped_db, start_id), replayed, redacted)
             if divergence is not None:
                 divergence.detail = ("the replay agrees with the log but not with the shipped final database "
                                      + (divergence.detail or "")).strip()

@@ -96,17 +96,20 @@ def _drop(row) -> bool:
 
 
 @pytest.mark.parametrize("alter", [_alter_body, _alter_consistently, _drop], ids=["body", "consistent", "path"])
-def test_an_altered_audit_log_is_named(camp, tmp_path: Path, capsys, alter) -> None:
+def test_an_altered_audit_log_is_named(camp, tmp_path: Path, alter) -> None:
+    """The attempt's own replay (the whole label's, with only the altered one named, is the
+    removed-row test's and the bundle test's)."""
+    from orchestrator.identity import AttemptIdentity
+    from orchestrator.study.evidence import replay_folders
+
     runs = _copy(camp, tmp_path)
     target = _folder(runs, camp.label, "oracle__payment-run__lost-writes")
     altered_id = _rewrite(target / "audit.jsonl", alter)
-    code = main(["export", "--verify", "--replay", camp.label, "--runs-root", str(runs)])
-    err = capsys.readouterr().err
-    assert code == 1
-    problems = [ln for ln in err.splitlines() if "replay" in ln]
-    assert len(problems) == 1, err  # only the altered attempt
+    result = json.loads((target / "result.json").read_text())
+    ident = AttemptIdentity(**{k: result[k] for k in AttemptIdentity.model_fields})
     rel = target.relative_to(runs / camp.label).as_posix()
-    assert rel in problems[0]
+    problems = replay_folders([(ident, target, rel)]).problems
+    assert len(problems) == 1 and rel in problems[0]
     assert "diverges at audit id" in problems[0]
     diverged = int(problems[0].split("audit id ")[1].split(":")[0])
     assert diverged >= altered_id  # at the altered request, or (altered consistently) where its effect shows
@@ -145,3 +148,39 @@ def test_replay_does_not_depend_on_token_secrets(camp, tmp_path: Path) -> None:
     got = replay_attempt(rekeyed, inputs.scenario.world, rows, str(inputs.scenario.meta["grading_date"]))
     assert got.requests > 0
     assert got.divergence is None  # every row as recorded: same actors, token ids, outcomes, effects
+
+
+def test_bundle_replays_from_its_own_files(camp, tmp_path: Path, capsys) -> None:
+    """From a publication bundle (its audit logs redacted where they show restricted values): every
+    attempt whose own requests were not redacted replays to the hash its result records; the
+    others are listed, not failed."""
+    bundle = tmp_path / "bundle"
+    assert main(["publish", camp.label, "--out", str(bundle), "--runs-root", str(camp.runs),
+                 "--systems", str(camp.work / "systems.yaml"), "--model-access", str(camp.work / "access.yaml"),
+                 "--model-access", str(camp.model_access)]) == 0
+    capsys.readouterr()
+    assert main(["export", "--verify", "--replay", str(bundle)]) == 0
+    out = capsys.readouterr().out
+    redacted = json.loads((bundle / "redaction.json").read_text())["redacted"]
+    assert any(r.endswith("audit.jsonl") for r in redacted)  # the redactor did touch audit logs
+    replayed = int(out.split("replay: ")[1].split()[0])
+    skipped = int(out.split(" attempt(s) not replayed")[0].rsplit("note: ", 1)[1]) if "not replayed" in out else 0
+    assert replayed + skipped == len(camp.folders())
+    plain = [f.relative_to(camp.root).as_posix() for f in camp.folders() if "need-to-know" not in f.parent.parent.name]
+    assert len(plain) == 5 and replayed >= len(plain), out  # every payment-run attempt, lost-writes ones included
+    for rel in plain:
+        assert f"{rel} (" not in out, out  # none of them among the not replayed
+    # The bundle's own audit log altered (and the manifest made to match): named.
+    target = next(f for f in bundle.glob("oracle__payment-run__lost-writes/seed-*/rep-*"))
+    altered = _rewrite(target / "audit.jsonl", _alter_body)
+    manifest = json.loads((bundle / "bundle.json").read_text())
+    from orchestrator.publish.bundle import manifest_self_sha256
+    from orchestrator.publish.files import sha256_file
+
+    rel = f"{target.relative_to(bundle).as_posix()}/audit.jsonl"
+    manifest["files"][rel]["sha256"] = sha256_file(target / "audit.jsonl")
+    manifest["self_sha256"] = manifest_self_sha256(manifest)
+    (bundle / "bundle.json").write_text(json.dumps(manifest))
+    assert main(["export", "--verify", "--replay", str(bundle)]) == 1
+    err = capsys.readouterr().err
+    assert f"{target.relative_to(bundle).as_posix()}: the replay of its audit log diverges at audit id {altered}" in err
