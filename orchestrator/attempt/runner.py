@@ -19,7 +19,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import secrets
-import sqlite3
 import threading
 import time
 import traceback
@@ -30,10 +29,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent_sandbox.prompt import render_prompt
-from erp_service.canonical import canonical_hash
 from orchestrator.attempt.adapter_record import attempt_adapter, turn_adapter
 from orchestrator.attempt.control_client import ControlClient
 from orchestrator.attempt.credentials import AttemptCredentials, issue_credentials
+from orchestrator.attempt.frozen_db import canonical_or_none, rollback_journal
 from orchestrator.attempt.human_turns import HumanTurns, open_human
 from orchestrator.attempt.model_run import ModelRun, agent_image, open_for_attempt
 from orchestrator.attempt.mounts import runtime_places
@@ -274,7 +273,11 @@ class AttemptRun:
         with self.clock.phase(Phase.OPEN):
             self.checkpoint()
             self.backend.ensure_prepared()
-            self.sandbox = self.backend.open_attempt(AttemptContext(self.run_id, self.config.campaign, self.paths))
+            resolved = self.resolved
+            turns = tuple(t.n for t in resolved.turns) if resolved is not None and not is_human_system(
+                self.spec.cell.system) else ()
+            self.sandbox = self.backend.open_attempt(AttemptContext(self.run_id, self.config.campaign, self.paths,
+                                                                    turns=turns))
 
     def start_services(self) -> None:
         """The ERP up and healthy, its audit and fault streams followed, the handbook in place."""
@@ -356,6 +359,7 @@ class AttemptRun:
             image=agent_image(self),
             cancel=self.cancel,  # the backend stops the turn within seconds of a cancel
             next_n=next_n,  # the backend may prepare the next turn while this one runs
+            provider_wait=self.model.wait_of(turn.n) if self.model is not None else None,  # model_limits.py
         )
         turn_wall_start = time.time()
         if self.human is not None:  # the person ends the turn in the browser, or the budget does
@@ -438,7 +442,7 @@ class AttemptRun:
                 "poll_errors": streamer.poll_errors,
             }
             control.snapshot(self.paths.final_db, timeout_s=self.config.snapshot_timeout_s)
-            _rollback_journal(self.paths.final_db)
+            rollback_journal(self.paths.final_db)
             if self.model is not None:
                 self.usage = self.model.finish()  # the key revoked, the usage log drained
             # The services stop beside the copy-out and the hashes (nothing uses them after the
@@ -446,7 +450,7 @@ class AttemptRun:
             stopping = InThread("stop-services", lambda: [sandbox.stop_service(name) for name in reversed(sandbox.services())])
             try:
                 sandbox.copy_workspace(self.paths.workspace)
-                hashes = Hashes(final_db=file_sha256(self.paths.final_db), canonical_db=_canonical(self.paths.final_db),
+                hashes = Hashes(final_db=file_sha256(self.paths.final_db), canonical_db=canonical_or_none(self.paths.final_db),
                                 workspace=workspace_sha256(self.paths.workspace))
             finally:
                 stopping.wait()  # a stop's failure first: it comes first in the phase's order
@@ -586,22 +590,3 @@ def _turn_notes(run: Any, erp_death: ServiceDeath | None, n: int) -> list[str]:
         notes.append(erp_death.reason(n))
     return notes
 
-
-def _rollback_journal(db: Path) -> None:
-    """Switch the frozen copy out of WAL mode, so that readers (grader, hashes, people) do not
-    leave -wal/-shm files beside it. Only the header's journal-mode bytes change."""
-    con = sqlite3.connect(db)
-    try:
-        con.execute("PRAGMA journal_mode=DELETE").fetchall()
-    finally:
-        con.close()
-
-
-def _canonical(db: Path) -> str | None:
-    if not db.is_file():
-        return None
-    try:
-        return canonical_hash(db)
-    except Exception as exc:  # noqa: BLE001 — the hash is informative; grading decides
-        log.warning("canonical_hash_failed", error=str(exc))
-        return None

@@ -264,7 +264,10 @@ def _rescoring(declaration: dict[str, Any]) -> dict[str, Any] | None:
     origin = declaration.get("rescoring")
     if not isinstance(origin, dict):
         return None
-    return {k: origin.get(k) for k in ("source_label", "source_ledger_sha256", "source_declaration_sha256")}
+    out = {k: origin.get(k) for k in ("source_label", "source_ledger_sha256", "source_declaration_sha256")}
+    if origin.get("source_bundle_sha256"):  # rescored from a publication bundle (regrade/source.py)
+        out["source_bundle_sha256"] = origin["source_bundle_sha256"]
+    return out
 
 
 def _p90_function(convention: str | None) -> Any:

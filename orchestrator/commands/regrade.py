@@ -3,8 +3,11 @@ retained, with this checkout's task versions and grader, into the new label NEW_
 rescoring; LABEL is only read). Prints what flipped, per cell and check; the new label's
 delta.json, summary, report and `export --verify` are like any label's (orchestrator/regrade/).
 
-Exit status (docs/exit-codes.md): 0 rescored, 2 no such label, a label that does not verify, or
-a NEW_LABEL that exists.
+`orchestrate regrade BUNDLE_DIR --as NEW_LABEL` does the same from a publication bundle (a folder
+holding bundle.json): it is verified on its own, graded from what it ships, and only read.
+
+Exit status (docs/exit-codes.md): 0 rescored, 2 no such label or bundle, a source that does not
+verify, or a NEW_LABEL that exists.
 """
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from pathlib import Path
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the `regrade` subcommand."""
     p = sub.add_parser("regrade", help="grade a label's attempts again into a new label, with a delta report")
-    p.add_argument("label", help="the label to rescore (only read)")
+    p.add_argument("label", help="the label to rescore, or a publication bundle's folder (only read)")
     p.add_argument("--as", dest="target", required=True, metavar="NEW_LABEL", help="the new label to write")
     p.add_argument("--runs-root", type=Path, help="folder holding campaign labels (default: the runtime's runs/)")
     p.set_defaults(func=run)

@@ -6,11 +6,14 @@
     orchestrate review LABEL --attempt A          one attempt's material, no prompt
     orchestrate review LABEL --attempt A --check C --decision task_wrong --kind alternative --note "..."
                                                   record one decision without a prompt
+    orchestrate review LABEL --serve [--port N]   the report in a browser, with a form beside each
+                                                  failed check (loopback only; Ctrl-C stops it)
 
 Decisions go to `runs/<label>/reviews.jsonl` (append-only; orchestrator/review/decisions.py);
 `orchestrate report LABEL` shows them. Exit status (docs/exit-codes.md): 0 done, 2 bad input (no
 such label, an unknown attempt or check, a check that passed, an unknown decision or kind; nothing
-is written). Never needs the container engine.
+is written). Never needs the container engine. `--serve` answers a refused decision in the page
+(400, nothing written) and keeps serving (orchestrator/review/serve.py).
 """
 from __future__ import annotations
 
@@ -31,6 +34,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--kind", help="with task_wrong: alternative, handbook_gap or task_bug")
     p.add_argument("--note", default="", help="why (required with task_wrong)")
     p.add_argument("--reviewer", "--by", dest="reviewer", help="who decides (default: $USER)")
+    p.add_argument("--serve", action="store_true",
+                   help="serve the report on loopback with a decision form beside each failed check")
+    p.add_argument("--host", default="127.0.0.1", help="with --serve: a loopback address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=0, help="with --serve: the port (default: a free one)")
     p.set_defaults(func=run)
 
 
@@ -50,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
     lines = read_ledger(root)
     decisions = read(root)
     console = Console(highlight=False)
+    if args.serve:
+        return _serve(args, root, console)
     if args.decision or args.check:
         if not (args.attempt and args.check and args.decision):
             raise ReviewError("recording a decision needs --attempt, --check and --decision together")
@@ -68,4 +77,22 @@ def run(args: argparse.Namespace) -> int:
         show_attempt(console, gather(root, line, decisions), with_transcript=True)
         return ExitCode.OK
     walk(console, root, lines, decisions, who=args.reviewer, everything=args.all)
+    return ExitCode.OK
+
+
+def _serve(args: argparse.Namespace, root: Path, console: object) -> int:
+    """Serve the report with the decision forms until Ctrl-C."""
+    from orchestrator.exit_codes import ExitCode
+    from orchestrator.review.decisions import ReviewError, default_reviewer
+    from orchestrator.review.serve import ReviewSite, check_host, serve
+
+    if args.decision or args.check or args.list or args.attempt:
+        raise ReviewError("--serve takes no --decision, --check, --list or --attempt: decide in the browser")
+    check_host(args.host)
+    site = ReviewSite(root.parent, root.name, reviewer=args.reviewer or default_reviewer())
+
+    def ready(url: str) -> None:
+        print(f"review {root.name}: open {url} (decisions go to {root / 'reviews.jsonl'}; Ctrl-C stops)", flush=True)
+
+    serve(site, host=args.host, port=args.port, ready=ready)
     return ExitCode.OK

@@ -8,9 +8,16 @@ The new label is a label like any other (ledger, summary, provenance, report, bu
 and the task and source versions before and after; that key also stops it from ever being resumed
 as a fresh campaign. `delta.json` says which attempts and checks flipped (regrade/delta.py).
 
+The source is a label under the runs root or a publication bundle (regrade/source.py: a bundle is
+verified on its own and graded from what it ships, its redacted final databases, audit logs and
+workspaces; the new label records the bundle's manifest hash beside the source label).
+
 An attempt whose outcome was not scored (infra_error, task_error) is copied as it was and listed;
-one the new version cannot grade from what it retained (the grader raises) becomes a task_error
-of the new label with the reason, and is listed: never guessed.
+one the new version cannot grade from what it retained becomes a task_error of the new label with
+the reason, and is listed: never guessed. It cannot be graded when the grader raises, when a check
+of the new version cannot read what the attempt retained (a grader error: a projection over a
+table the old scenario lacks, say) where the source's grade of that check had none, or when a
+bundle withholds what grading needs (regrade/source.py).
 """
 from __future__ import annotations
 
@@ -22,24 +29,18 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.attempt.records import ErrorRecord, ResultRecord, write_json
-from orchestrator.campaign.declaration import DECLARATION_FILE, CampaignDeclaration, load_declaration, write_declaration
-from orchestrator.campaign.export import export_label, planned_identities, verify_label
-from orchestrator.campaign.ledger import LEDGER_FILE, read_result_record
-from orchestrator.campaign.provenance import PROVENANCE_FILE
+from orchestrator.campaign.declaration import CampaignDeclaration, write_declaration
+from orchestrator.campaign.export import export_label, planned_identities
+from orchestrator.campaign.ledger import read_result_record
 from orchestrator.campaign.spec import check_label
 from orchestrator.hashing import sha256_bytes
 from orchestrator.identity import AttemptIdentity, retry_dirs
 from orchestrator.regrade.delta import DELTA_FILE, build_delta
+from orchestrator.regrade.source import RegradeError, RegradeSource, is_bundle, open_bundle, open_label
 from orchestrator.trajectory.record import retarget_trajectory
 
 RESCORING_KEY = "rescoring"
 REGRADED = frozenset({"graded", "agent_error"})  # the outcomes a grader verdict stands in
-
-
-class RegradeError(RuntimeError):
-    """A rescoring that cannot start: no such label, a label that does not verify, a taken name."""
-
-    exit_class = "bad_input"  # orchestrator.exit_codes.Failure
 
 
 @dataclass
@@ -114,17 +115,19 @@ def _copy_attempt(src: Path, dst: Path, *, with_result: bool) -> None:
         shutil.copytree(earlier, dst.parent / earlier.name, symlinks=True)
 
 
-def _declaration(source_decl: dict[str, Any], target: str, source: str, here: dict[str, Any],
-                 sources_now: dict[str, Any] | None, ledger_sha: str, declaration_sha: str | None) -> CampaignDeclaration:
+def _declaration(src: RegradeSource, target: str, here: dict[str, Any],
+                 sources_now: dict[str, Any] | None) -> CampaignDeclaration:
+    source_decl = src.declaration
     decl = {k: v for k, v in source_decl.items() if k not in ("runs", RESCORING_KEY)}
     decl["label"] = target
     decl["tasks"] = {slug: here[slug] for slug in sorted(source_decl.get("tasks") or {})}
     if sources_now is not None:
         decl["sources"] = sources_now
     decl[RESCORING_KEY] = {
-        "source_label": source,
-        "source_ledger_sha256": ledger_sha,
-        "source_declaration_sha256": declaration_sha,
+        "source_label": src.label,
+        "source_ledger_sha256": src.ledger_sha256,
+        "source_declaration_sha256": src.declaration_sha256,
+        **{k: v for k, v in src.origin().items() if k == "source_bundle_sha256"},
         "tasks": {slug: {"before": (source_decl.get("tasks") or {}).get(slug), "after": here[slug]}
                   for slug in sorted(source_decl.get("tasks") or {})},
         "sources_before": source_decl.get("sources"),
@@ -133,38 +136,50 @@ def _declaration(source_decl: dict[str, Any], target: str, source: str, here: di
     return CampaignDeclaration.model_validate(decl)
 
 
-def regrade_label(runs_root: Path, source: str, target: str, *,
+def new_grader_errors(before: dict[str, Any], graded: dict[str, Any]) -> list[str]:
+    """The checks the new grade could not read from what the attempt retained (a grader error)
+    where the source's grade of the same check had none: a verdict there would be a guess."""
+    had = {str(c.get("name")) for c in before.get("checks") or [] if isinstance(c, dict) and c.get("grader_error")}
+    return [f"{c.get('name')}: {c.get('detail')}" for c in graded.get("checks") or []
+            if c.get("grader_error") and str(c.get("name")) not in had]
+
+
+def open_source(runs_root: Path, source: str) -> RegradeSource:
+    """The source of a rescoring, verified: a publication bundle when `source` is a folder holding
+    bundle.json, else a label under `runs_root`."""
+    if is_bundle(Path(source)):
+        return open_bundle(Path(source))
+    return open_label(runs_root, source)
+
+
+def regrade_label(runs_root: Path, source: str | RegradeSource, target: str, *,
                   inputs: Callable[[AttemptIdentity], tuple[Any, Any]] = _load_inputs,
                   task_versions: Callable[[list[str]], dict[str, Any]] | None = None,
                   sources: Callable[[], dict[str, Any]] | None = None) -> RegradeOutcome:
-    """Rescore `source` into the new label `target` under `runs_root` (see the module doc).
+    """Rescore `source` (a label under `runs_root`, a bundle folder, or an opened source) into the
+    new label `target` under `runs_root` (see the module doc).
 
     `inputs` gives the task pack and scenario an attempt is graded with; `task_versions` and
     `sources` what this checkout's tasks and shared sources are (the campaign's own functions by
     default).
     """
     check_label(target, "--as")
-    src_root, dst_root = runs_root / source, runs_root / target
-    source_model = load_declaration(src_root) if src_root.is_dir() else None
-    if source_model is None:
-        raise RegradeError(f"no campaign {source!r} under {runs_root} (no {DECLARATION_FILE})")
+    dst_root = runs_root / target
     if dst_root.exists():
         raise RegradeError(f"{dst_root} exists: a rescoring goes into a new label")
-    source_decl = source_model.to_json()
-    report = verify_label(runs_root, source)
-    if not report.ok:
-        raise RegradeError(f"label {source!r} does not verify, so it is not rescored: " + "; ".join(report.problems[:3]))
+    src = source if isinstance(source, RegradeSource) else open_source(runs_root, source)
+    if src.root.resolve() == dst_root.resolve():
+        raise RegradeError(f"{dst_root} is the source itself: a rescoring goes into a new label")
+    source_decl = src.declaration
     here = (task_versions or _task_info)(sorted(source_decl.get("tasks") or {}))
     # Shared sources are recorded when the source label recorded them (every real campaign does).
     sources_now = (sources or _label_sources)() if source_decl.get("sources") is not None else None
-    ledger_sha = sha256_bytes((src_root / LEDGER_FILE).read_bytes())
-    provenance = json.loads((src_root / PROVENANCE_FILE).read_text())
-    outcome = RegradeOutcome(source, target)
+    outcome = RegradeOutcome(src.label, target)
     pairs: list[tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any] | None]] = []
     try:
         for ident in planned_identities(source_decl):
-            src = ident.folder(runs_root, source)
-            read = read_result_record(src)
+            folder = src.folder(ident)
+            read = read_result_record(folder)
             if read is None:
                 outcome.missing += 1
                 continue
@@ -172,36 +187,42 @@ def regrade_label(runs_root: Path, source: str, target: str, *,
             before = json.loads(raw)
             new_ident = ident.model_copy(update={"task_version": str(here[ident.task]["version"])})
             dst = new_ident.folder(runs_root, target)
-            origin = {"label": source, "attempt_id": ident.attempt_id, "result_sha256": sha256_bytes(raw)}
+            origin = {"label": src.label, "attempt_id": ident.attempt_id, "result_sha256": sha256_bytes(raw)}
             where = {"cell": ident.cell.text, "seed": ident.seed, "rep": ident.rep, "attempt_id": new_ident.attempt_id,
                      "source_attempt_id": ident.attempt_id}
-            _copy_attempt(src, dst, with_result=False)
+            _copy_attempt(folder, dst, with_result=False)
             graded: dict[str, Any] | None = None
             reason: str | None = None
             if record.outcome not in REGRADED:
                 outcome.copied.append(f"{ident.attempt_id} ({record.outcome})")
-            else:
+            elif (reason := src.not_regradable(ident)) is None:
                 try:
                     task, scenario = inputs(new_ident)
-                    graded = _grade(task, scenario, dst, ident.condition)
-                    outcome.regraded += 1
+                    graded = src.graded_here(task, scenario, dst, _grade(task, scenario, dst, ident.condition))
+                    unread = new_grader_errors(before, graded)
+                    if unread:
+                        graded, reason = None, "a check of this version cannot read what the attempt retained: " + \
+                            "; ".join(unread)
                 except Exception as exc:  # noqa: BLE001 — whatever stops the new grader is listed, not guessed
                     reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-                    outcome.not_regradable.append({"attempt_id": ident.attempt_id, "reason": reason})
+            if reason is not None:
+                outcome.not_regradable.append({"attempt_id": ident.attempt_id, "reason": reason})
+            elif graded is not None:
+                outcome.regraded += 1
             after = rescored_result(record, graded, identity=new_ident, target=target, origin=origin, reason=reason)
             digest = retarget_trajectory(dst, after.to_json())  # the copied trajectory under the new verdict (issue 32)
             if digest is not None:
                 after = after.model_copy(update={"hashes": after.hashes.model_copy(update={"trajectory": digest})})
             write_json(dst / "result.json", after.to_json())
             pairs.append((where, before, after.to_json()))
-        write_declaration(dst_root, _declaration(source_decl, target, source, here, sources_now, ledger_sha,
-                                                 provenance.get("declaration_sha256")))
+        write_declaration(dst_root, _declaration(src, target, here, sources_now))
         export_label(runs_root, target)
     except BaseException:
         shutil.rmtree(dst_root, ignore_errors=True)  # half a rescoring is no snapshot at all
         raise
     outcome.delta = {
-        "source_label": source, "target_label": target, "regraded": outcome.regraded,
+        "source_label": src.label, "target_label": target, "regraded": outcome.regraded,
+        **src.origin(),
         "copied_unscored": outcome.copied, "not_regradable": outcome.not_regradable, "missing": outcome.missing,
         **build_delta(pairs),
     }

@@ -13,6 +13,7 @@ ledger, summary, provenance and attempt folders.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from orchestrator.regrade.delta import DELTA_FILE
 from orchestrator.report.attempt_page import render_attempt_page, verdict_text
 from orchestrator.report.charts import CSS, count_chart, esc, pct, plain, rate_chart, turn_time_chart
 from orchestrator.report.checks import per_check_view
+from orchestrator.report.cost_budget import cost_budget_banner
 from orchestrator.report.rescoring import banner, delta_view
 from orchestrator.report.review import attempt_decisions, review_section
 from orchestrator.report.statistics import (
@@ -134,6 +136,7 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
         f"<title>Campaign {esc(label)}</title><style>{CSS}</style></head><body>",
         f"<h1>{'Rescoring' if summary.get('rescoring') else 'Campaign'} {esc(label)}</h1>",
         banner(summary.get("rescoring")),
+        cost_budget_banner(summary.get("cost_budget")),
         "<p class='meta'>"
         f"backend <b>{esc(summary.get('backend'))}</b>, isolation <b>{esc(summary.get('isolation'))}</b>; "
         f"seeds {esc(summary.get('seeds'))}, {esc(summary.get('reps'))} repetition(s); "
@@ -276,9 +279,11 @@ def check_projections(task: str) -> dict[str, str]:
     return out
 
 
-def write_report(runs_root: Path, label: str, out: Path | None = None, *, title: str | None = None) -> Path:
+def write_report(runs_root: Path, label: str, out: Path | None = None, *, title: str | None = None,
+                 review_form: Callable[[str, str], str] | None = None) -> Path:
     """Write `runs/<label>/report.html` (or `out`) and the attempt pages in `report_files/` beside
-    it, from the label's exported files and attempt folders."""
+    it, from the label's exported files and attempt folders. `review_form`: (attempt id, check) ->
+    the HTML form beside each failed check (the served review, orchestrator/review/serve.py)."""
     root = runs_root / label
     try:
         summary = json.loads((root / "summary.json").read_text())
@@ -300,14 +305,20 @@ def write_report(runs_root: Path, label: str, out: Path | None = None, *, title:
             projections[ident["task"]] = check_projections(ident["task"])
         page = render_attempt_page(folder, ln, label=title or label, index_href=f"../{target.name}",
                                    projections_of=projections[ident["task"]],
-                                   review=attempt_decisions(title or label, ln, decisions))
+                                   review=attempt_decisions(title or label, ln, decisions, review_form))
         (pages / page_name(ln["attempt_id"])).write_text(page, encoding="utf-8")
     delta_path = root / DELTA_FILE  # a rescored label's (orchestrator/regrade/)
     delta = json.loads(delta_path.read_text()) if delta_path.is_file() else None
     review = review_section(title or label, lines, decisions, pages=PAGES_DIR, problem=problem)
     source_reviews = None
-    if delta and (runs_root / str(delta.get("source_label"))).is_dir():  # the decisions that asked for the change
-        source_decisions, _ = _decisions(runs_root / str(delta.get("source_label")))
+    # The decisions that asked for the change: the source label's, or the source bundle's copy.
+    source_root = None
+    if delta and delta.get("source_bundle") and Path(str(delta["source_bundle"])).is_dir():
+        source_root = Path(str(delta["source_bundle"]))
+    elif delta and (runs_root / str(delta.get("source_label"))).is_dir():
+        source_root = runs_root / str(delta.get("source_label"))
+    if source_root is not None:
+        source_decisions, _ = _decisions(source_root)
         source_reviews = {k: f"{d.label}: {d.note} ({d.who})" for k, d in latest(source_decisions).items()}
     target.write_text(render_report(title or label, summary, lines, provenance, pages=PAGES_DIR, delta=delta,
                                     review=review, source_reviews=source_reviews),

@@ -13,8 +13,11 @@ def banner(rescoring: dict[str, Any] | None) -> str:
     """The line at the top of a rescored label's report (empty for a campaign that ran)."""
     if not rescoring:
         return ""
+    bundle = rescoring.get("source_bundle_sha256")
+    where = (f", read from its publication bundle (manifest SHA-256 <code>{esc(bundle)}</code>: its redacted "
+             "databases, audit logs and workspaces)" if bundle else "")
     return ("<p class='warn'><b>Rescoring</b> of label <b>" + esc(rescoring.get("source_label"))
-            + "</b> (its ledger SHA-256 <code>" + esc(rescoring.get("source_ledger_sha256")) + "</code>): the same "
+            + "</b> (its ledger SHA-256 <code>" + esc(rescoring.get("source_ledger_sha256")) + "</code>" + where + "): the same "
             "attempts graded again with the task versions and grader named in campaign.json; not a fresh "
             "campaign, and the source label's verdicts stand unchanged in it.</p>")
 

@@ -4,11 +4,13 @@ On the label's page, per task and check: failed attempts, how many were judged `
 `task_wrong` (by kind) and how many are unreviewed, then every `task_wrong` decision with its
 note (the input to a new task version). On an attempt's page, the decision in force beside each
 failed check, and the exact command that records one. The report is static: decisions are
-recorded with `orchestrate review`, never through the page.
+recorded with `orchestrate review`; `orchestrate review LABEL --serve` draws the same pages with a
+form beside each failed check (orchestrator/review/serve.py), never the static report.
 """
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from typing import Any
 
 from orchestrator.report.charts import esc
@@ -54,14 +56,17 @@ def review_section(label: str, lines: list[dict[str, Any]], decisions: list[Deci
         out.append("</table>")
     out.append(f"<p class='meta'>Record a decision in a terminal: <code>orchestrate review {esc(shlex.quote(label))}</code> "
                "walks through the unreviewed failed checks; each attempt's page gives the one-line command for each of "
-               "its failed checks. A later decision on the same check supersedes the earlier one "
+               f"its failed checks. In a browser: <code>orchestrate review {esc(shlex.quote(label))} --serve</code> "
+               "serves these pages with a form beside each failed check. A later decision on the same check supersedes the earlier one "
                "(<code>reviews.jsonl</code> keeps them all); run <code>orchestrate report</code> again to see it here.</p>")
     return "".join(out)
 
 
-def attempt_decisions(label: str, line: dict[str, Any], decisions: list[Decision]) -> dict[str, str]:
+def attempt_decisions(label: str, line: dict[str, Any], decisions: list[Decision],
+                      form: Callable[[str, str], str] | None = None) -> dict[str, str]:
     """Failed check name -> the HTML shown beside it on the attempt's page: the decision in force
-    (with its note, reviewer and time) or `unreviewed`, and the command that records one."""
+    (with its note, reviewer and time) or `unreviewed`, and the command that records one; with
+    `form` ((attempt id, check) -> HTML, `orchestrate review --serve`), the form that records one."""
     now = latest(decisions)
     out = {}
     for c in failed_checks(line):
@@ -74,5 +79,5 @@ def attempt_decisions(label: str, line: dict[str, Any], decisions: list[Decision
             head = (f"<b class='{cls}'>{esc(d.label)}</b> <small>{esc(d.who)}, {esc(d.when)}</small>"
                     + (f"<br>{esc(d.note)}" if d.note else ""))
         out[name] = (f"{head}<br><small>record: <code>{esc(record_command(label, str(line.get('attempt_id')), name))}"
-                     "</code></small>")
+                     "</code></small>" + (form(str(line.get("attempt_id")), name) if form is not None else ""))
     return out

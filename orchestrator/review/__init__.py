@@ -9,6 +9,8 @@ Modules:
                clauses it cites, and the transcript (trajectory.json) where one exists
 - `terminal`   the terminal front end (rich): the walk through the failures with prompts, and
                the plain listing
+- `serve`      the browser front end (`--serve`): the report with a form beside each failed check,
+               served on loopback by a small FastAPI app that appends the POSTed decisions
 
 May import: the orchestrator's root modules, `report` (projection and audit readers), `tasks`
 (clauses). Imported by `campaign.export` (verify), `report`, `publish` and the `review` command;

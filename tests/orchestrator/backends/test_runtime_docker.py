@@ -21,6 +21,8 @@ from runtime_support import (
     resolve_images,
 )
 
+from orchestrator.labels import object_prefix
+
 pytestmark = [pytest.mark.docker]
 
 
@@ -94,7 +96,7 @@ def test_null_attempt_end_to_end_leaves_nothing(runtime, tmp_path, client, monke
     assert len(tokens) == 1, "the attempt's one control token was not seen: the check below would check nothing"
     leaked = [str(x.relative_to(p.root)) for x in p.root.rglob("*") if x.is_file() and any(t in x.read_bytes() for t in tokens)]
     assert not leaked, f"a control token is written in {leaked}"
-    assert not [x for x in client.containers.list(all=True) if x.name.startswith(f"pb-{result.attempt_id}")]
+    assert not [x for x in client.containers.list(all=True) if x.name.startswith(object_prefix(result.run_id))]
 
 
 def test_agent_container_configuration(runtime, tmp_path):
@@ -227,13 +229,13 @@ def test_sigterm_tears_everything_down(tmp_path, client, images):
     assert rec["outcome"] == "infra_error" and rec["error"]["kind"] == "interrupted"
 
 
-@pytest.mark.parametrize("victim", ["-helper", "-t2-keeper"])
-def test_a_keeper_lost_mid_attempt_is_infra_error(runtime, tmp_path, client, victim):
-    """The workspace keeper killed during turn 1, or turn 2's keeper (made beside turn 1):
-    the files they held are gone, and the attempt ends as the infrastructure's failure
-    instead of handing the agent an empty workspace or a turn without output."""
+def test_a_keeper_lost_mid_attempt_is_infra_error(runtime, tmp_path, client):
+    """The agent side's holder (it keeps the workspace's and both turns' volumes mounted,
+    agent_holder.py) killed during turn 1: the files it held are gone, and the attempt ends as
+    the infrastructure's failure instead of handing the agent an empty workspace or a turn
+    without output."""
     cfg, backend = runtime
-    t, killed = kill_during_turn(client, cfg.campaign, "helper", victim)
+    t, killed = kill_during_turn(client, cfg.campaign, "netns", "-netns")
     result = _run(cfg, backend, tmp_path, "neg:nap", turns=2)
     t.join(5)
     rec = result.record
