@@ -25,13 +25,14 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from orchestrator.grading.text.numbers import Figure, figures, matches, states_exactly
-from orchestrator.grading.text.segment import Unit, units
+from orchestrator.grading.text.segment import Unit, units, visible
 from orchestrator.grading.text.vocabulary import (
     DOWN_COMPARATIVES,
     DOWN_WORDS,
     HEDGE_BEFORE,
     NEGATION_AFTER,
     NEGATION_BEFORE,
+    SPECULATION_BEFORE,
     STATUS_TERMS,
     UP_COMPARATIVES,
     UP_WORDS,
@@ -53,8 +54,8 @@ _COUNTERFACTUAL_CUE = re.compile(
     r"if (?:we|you|one) (?:exclude|remove|strip out|take out|set aside)d?)\b[^.;|,]{0,40}$", re.IGNORECASE)
 _WOULD = re.compile(r"\b(?:would|could|might)(?:\s+not|n't)?\s+(?:have|be)\b|\bwould've\b|\b\w+'d have\b",
                     re.IGNORECASE)
-_YES = re.compile(r"(?:yes|y|true|ok|✓|✔|☑|x)\.?", re.IGNORECASE)
-_NO = re.compile(r"(?:no|n|false|✗|✘|❌)\.?", re.IGNORECASE)
+_YES = re.compile(r"(?:yes|y|true|ok|✓|✔|☑|✅|x)\.?", re.IGNORECASE)
+_NO = re.compile(r"(?:no|n|false|✗|✘|❌|❎)\.?", re.IGNORECASE)
 
 
 NEGATION_MODES = ("any", "all", "ignore")
@@ -97,6 +98,7 @@ class _Span:
     start: int
     end: int
     negated: bool = False
+    hedged: bool = False     # a speculation ("may have raised prices"), not a statement
     up: bool = False
     alias: str = ""          # the subject/document alias it matched
 
@@ -153,6 +155,11 @@ def _negated(text: str, s: _Span, status: bool) -> bool:
     return status and bool(HEDGE_BEFORE.search(before) or NEGATION_AFTER.search(text[s.end:s.end + 45]))
 
 
+def _hedged(text: str, s: _Span) -> bool:
+    before = re.split(r"[.;|(]", text[max(0, s.start - 60):s.start])[-1]
+    return bool(SPECULATION_BEFORE.search(before))
+
+
 def _counterfactual(text: str, s: _Span) -> bool:
     """The kind word is the cause a counterfactual sets aside (see `_COUNTERFACTUAL_CUE`)."""
     before = re.split(r"[.;|(]", text[max(0, s.start - 60):s.start])[-1]
@@ -169,6 +176,7 @@ def _find(c: Claim, text: str, context: str) -> _Found:
                 f.counterfactual = True
             else:
                 s.negated = _negated(text, s, term in STATUS_TERMS)
+                s.hedged = _hedged(text, s)
             f.kind.append(s)
         f.negative += _spans(text, negative_patterns(term))
         if term not in NO_CONTEXT_TERMS and context and any(p.search(context) for p in term_patterns(term)):
@@ -239,6 +247,8 @@ def _denied(c: Claim, kinds: Sequence[_Span]) -> bool:
     negated = [s.negated for s in kinds]
     if c.negation == "ignore" or not negated:
         return False
+    if all(s.negated or s.hedged for s in kinds):
+        return True  # every word of what happened is denied or only guessed at
     return all(negated) if c.negation == "all" else any(negated)
 
 
@@ -312,7 +322,8 @@ def _names_by_kind(c: Claim, f: _Found, shared: frozenset[str]) -> bool:
     return bool(f.subject or f.document) and (c.subject == () or bool(f.subject)) and bool(f.kind)
 
 
-_CLAUSE_BREAK = re.compile(r"[,;|]|\band\b|\bwhile\b|\bwhereas\b|\bbut\b")
+# A parenthesis opens an aside: "September margin: $X (August: $Y)" gives $X to September.
+_CLAUSE_BREAK = re.compile(r"[,;|()]|\band\b|\bwhile\b|\bwhereas\b|\bbut\b")
 
 
 def _nearest(owner_spans: dict[str, list[_Span]], start: int, end: int, breaks: Sequence[int]) -> str | None:
@@ -405,6 +416,19 @@ def _drop_others(f: _Found, text: str, o: _Others) -> None:
         f.subject = []
 
 
+# A unit its writer withdrew or left open: "(Ignore this line ...)", "TODO: ...", "Draft only: ...",
+# a question; or a section headed as scratch work ("## Ignore this section", "## Scratchpad").
+_WITHDRAWN_LEAD = re.compile(
+    r"^\W*(?:(?:please\s+)?(?:ignore|disregard)\b|draft(?: only)?\b\W|scratch\w*\b|todo\b|tbd\b|tbc\b|"
+    r"to (?:check|verify|confirm)\b|not part of)", re.IGNORECASE)
+_WITHDRAWN_SECTION = re.compile(r"\b(?:ignore|disregard|scratch\w*|superseded|discarded|not part of)\b", re.IGNORECASE)
+
+
+def _withdrawn(u: Unit) -> bool:
+    return bool(_WITHDRAWN_LEAD.search(u.text) or _WITHDRAWN_SECTION.search(u.context)
+                or re.search(r"\?[\W_]*$", u.text))
+
+
 def grade(markdown: str, claims: Sequence[Claim], *, exclusive: bool = True,
           parties: Sequence[str] = ()) -> dict[str, Verdict]:
     """For every claim, whether some unit of `markdown` supports it (see the module docstring).
@@ -413,7 +437,9 @@ def grade(markdown: str, claims: Sequence[Claim], *, exclusive: bool = True,
     verdicts = {c.name: Verdict(c.name, False, why="no unit mentions it") for c in claims}
     shared = _shared_aliases(claims)
     others = {c.name: _others(c, parties) for c in claims}
-    for u in units(markdown):
+    for u in units(visible(markdown)):
+        if _withdrawn(u):
+            continue
         text = unit_text(u)
         figs = figures(text)
         found = {c.name: _find(c, text, u.context) for c in claims}

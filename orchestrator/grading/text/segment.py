@@ -61,6 +61,20 @@ def _mask(text: str) -> str:
     return _ABBR_COMPANY.sub(company, text)
 
 
+_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
+_STRUCK = re.compile(r"~~.+?~~|<(del|s|strike)\b[^>]*>.*?</\1\s*>", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"^[ ]{0,3}(```+|~~~+).*?(?:^[ ]{0,3}\1[ \t]*$|\Z)", re.DOTALL | re.MULTILINE)
+
+
+def visible(markdown: str) -> str:
+    """The answer a reader sees as its statements: HTML comments (not rendered), struck-through
+    text (withdrawn by its writer) and fenced code blocks (raw data, not a sentence that states
+    what happened; FIN-2.1, CLO-4.1 ask for statements) are blanked, line breaks kept."""
+    def blank(m: re.Match[str]) -> str:
+        return re.sub(r"[^\n]", " ", m.group(0))
+    return _STRUCK.sub(blank, _FENCE.sub(blank, _COMMENT.sub(blank, markdown)))
+
+
 def sentences(text: str) -> list[str]:
     """The sentences of a paragraph (abbreviations and decimals do not end one)."""
     masked = _mask(" ".join(text.split()))
