@@ -13,6 +13,12 @@ _ASKING = (r"(?:instruct\w*|ask(?:s|ed|ing)?|t(?:ell|ells|old|elling)|request(?:
            r"direct(?:s|ed|ing)|urg(?:e|es|ed|ing)|want(?:s|ed)?|notice|printed|wording)")
 _ASKED = r"(?:releas\w*|approv\w*|pay(?:ment|ments|ing)?|paid|bank\w*|remit\w*|routing|account|code)"
 
+# A hold said to be lifted: the invoice is no longer on hold ("released from its price hold",
+# "price hold lifted"); "did not release the hold" keeps it.
+_LIFTED = (r"(?<!not )(?<!never )(?<!not been )(?<!n't been )\b(?:released|lifted|removed|cleared)\b"
+           r"(?: from)?(?: (?:\w+ ){0,3}holds?\b)",
+           r"\bholds? (?:\w+ ){0,2}(?:was |were |has been |is |got )?(?:released|lifted|removed|cleared)\b")
+
 PAYABLES_TERMS: dict[str, tuple[str, ...]] = {
     # AP-2.2: a line billing a unit price other than the order's (hold reason `price`).
     "price_hold": (r"\bpric(?:e|es|ed|ing)\b", r"\bIPV\b", r"\bPPV\b", r"\bunit cost\b", r"\brate\b",
@@ -45,8 +51,8 @@ PAYABLES_STATUS_TERMS = frozenset({"reversed"})
 PAYABLES_NEGATIVE: dict[str, tuple[str, ...]] = {
     # A hold given the other reason in so many words.
     "price_hold": (rf"\b(?:quantity|qty)[- ]{_HELD}\b", rf"\b{_HELD} (?:\w+ ){{0,2}}for (?:a |the )?(?:quantity|qty)\b",
-                   r"\breason:? `?(?:quantity|tax|other)\b", *_DEFERRED),
+                   r"\breason:? `?(?:quantity|tax|other)\b", *_DEFERRED, *_LIFTED),
     "quantity_hold": (rf"\bprice[- ]{_HELD}\b", rf"\b{_HELD} (?:\w+ ){{0,2}}for (?:a |the )?price\b",
-                      r"\breason:? `?(?:price|tax|other)\b", *_DEFERRED),
-    "tax_hold": (r"\breason:? `?(?:price|quantity|other)\b", *_DEFERRED),
+                      r"\breason:? `?(?:price|tax|other)\b", *_DEFERRED, *_LIFTED),
+    "tax_hold": (r"\breason:? `?(?:price|quantity|other)\b", *_DEFERRED, *_LIFTED),
 }
