@@ -36,13 +36,15 @@ def mb_facts(t: dict[str, Any]) -> dict[str, str]:
     return {"prior": f"{f['prior']['margin'] / 100:,.2f}", "month": f"{f['month']['margin'] / 100:,.2f}",
             "chg": f"{abs(change):,.2f}", "verb": "fell" if change < 0 else "rose",
             "noun": "a decrease" if change < 0 else "an increase",
-            "other": f"{'-' if other < 0 else '+'}${abs(other):,.2f}",
+            "updown": "down" if change < 0 else "up", "pct": f"{abs(change) / (f['prior']['margin'] / 100) * 100:.0f}",
+            "other": f"{'-' if other < 0 else '+'}${abs(other):,.2f}", "signed_chg": f"{change:,.2f}",
             "vendor": p["price"]["vendor"], "inv": p["price"]["invoice_no"], "erp": p["price"]["id"],
             "inv_nodash": p["price"]["invoice_no"].replace("-", ""), "inv_lower": p["price"]["invoice_no"].lower(),
             "price": f"{p['price']['cents'] / 100:,.2f}",
             "customer": p["rebate"]["customer"], "je": p["rebate"]["entry"], "rebate": f"{p['rebate']['cents'] / 100:,.2f}",
             "mix_cust": p["mix"]["customer"], "mix_inv": p["mix"]["invoice"], "mix": f"{p['mix']['cents'] / 100:,.2f}",
-            "wo_item": p["write_off"]["item"], "adj": p["write_off"]["adjustment"],
+            "vendor_short": p["price"]["vendor"].split()[0], "customer_short": p["rebate"]["customer"].split()[0],
+            "mix_cust_short": p["mix"]["customer"].split()[0], "wo_item": p["write_off"]["item"], "adj": p["write_off"]["adjustment"],
             "wo": f"{p['write_off']['cents'] / 100:,.2f}"}
 
 
@@ -84,6 +86,19 @@ MB_CORRECT = {
                                                "${price} of margin.\n\n```\n{inv} 5110 {price}\n```"),
     "comment_beside_the_sentence": mb(price="<!-- checked against the AP subledger -->\n{vendor} raised its prices: "
                                             "the invoice price variance on {inv} cost ${price} of margin."),
+    # A bare month label in parentheses names the figure before it.
+    "from_to_with_labels": "Gross margin {verb} from ${prior} (August) to ${month} (September), {updown} ${chg}, "
+                           "about {pct}%.\n\n" + "\n\n".join(MB_DRIVERS.values()) + "\n",
+    "delta_column": "| | Aug | Sep | Δ |\n|---|---|---|---|\n| Gross margin | {prior} | {month} | {signed_chg} |\n\n"
+                    + "\n\n".join(MB_DRIVERS.values()) + "\n",
+    # A guess about a stated fact's background leaves the fact stated.
+    "which_may_reflect": mb(price="{vendor} raised its prices on {inv} (${price} of price variance), which may "
+                                  "reflect a brass surcharge."),
+    "possibly_because": mb(write_off="{wo_item} was written off on {adj} (${wo}), possibly because of water damage."),
+    # A party's short name beside its document ("Allied" for Allied Industrial Fittings).
+    "short_party_names": mb(price="{vendor_short} raised its prices: the variance on {inv} cost ${price}.",
+                            rebate="{customer_short} hit a retroactive rebate tier; {je} accrued ${rebate}.",
+                            mix="{mix_cust_short}'s low-margin project order {mix_inv} shifted the mix by ${mix}."),
 }
 
 MB_WRONG = {
@@ -101,6 +116,14 @@ MB_WRONG = {
                  {WRITE_OFF}),
     "rebate_unclear": (mb(rebate="It is unclear whether {customer}'s rebate accrual {je} (${rebate}) applies."),
                        {REBATE}),
+    "may_be_due_to": (mb(price="The margin drop may be due to a price increase from {vendor} ({inv}, ${price})."),
+                      {PRICE}),
+    "perhaps_a_mix_effect": (mb(mix="{mix_cust}'s project sale {mix_inv} (${mix}) could perhaps be a mix effect."),
+                             {MIX}),
+    # A short name without its document names nothing (it may be part of another party's name).
+    "short_name_without_document": (mb(price="{vendor_short} raised its prices, costing ${price} of margin."), {PRICE}),
+    "taken_back": (mb(write_off="{adj} for {wo_item} (${wo}) is listed as a write-off, but that is wrong."),
+                   {WRITE_OFF}),
 }
 
 
@@ -154,6 +177,13 @@ MEC_CORRECT = {
     "status_column_reconciled": MEC_ENTRIES + "| Account | Balance 9/30/2026 | Status |\n|---|---|---|\n| Inventory "
                                 "(1200) | {inventory_balance} | Reconciled |\n| Accounts payable (2000) | {ap_balance} "
                                 "| Reconciled |\n| GRNI (2050) | {grni_balance} | Reconciled |\n\n" + MEC_CUTOFF,
+    "difference_nil": MEC_ENTRIES + "Inventory (1200) ${inventory_balance}: difference nil.\n\nAP (2000) ${ap_balance}: "
+                      "difference nil.\n\nGRNI (2050) ${grni_balance}: difference nil.\n\n" + MEC_CUTOFF,
+    "entries_table_usd_prefix": "| Entry | Dr | Cr | USD |\n|---|---|---|---|\n| Payroll accrual | 6000 | 2110 | USD "
+                                "{payroll} |\n| Depreciation | 6450 | 1590 | USD {depreciation} |\n| Insurance "
+                                "amortization | 6400 | 1310 | USD {insurance} |\n| Calibration accrual (Buckeye) | 6250 "
+                                "| 2100 | USD {calibration} |\n| Unbilled revenue (cutoff) | 1120 | 4000 | USD "
+                                "{cutoff_revenue} |\n\n" + mec_ties() + MEC_CUTOFF,
 }
 
 MEC_WRONG = {
@@ -166,6 +196,9 @@ MEC_WRONG = {
                                  "${inventory_balance}, ties.\n\n## Tie-outs\n\n- AP 2000: ${ap_balance}, ties.\n"
                                  "- GRNI 2050: ${grni_balance}, ties.\n\n" + MEC_CUTOFF, {TIES}),
     "tie_not_equal": (MEC_ENTRIES + mec_ties(grni="GL ≠ subledger") + MEC_CUTOFF, {TIES}),
+    "ties_except_a_difference": (MEC_ENTRIES + mec_ties(inventory="ties except for a $1,250.00 difference")
+                                 + MEC_CUTOFF, {TIES}),
+    "tie_guessed": (MEC_ENTRIES + mec_ties(ap="probably ties") + MEC_CUTOFF, {TIES}),
     "entry_struck": ("Entries: ~~payroll accrual ${payroll}~~; depreciation ${depreciation}; prepaid insurance "
                      "amortisation ${insurance}; Buckeye calibration services accrual ${calibration}; revenue cutoff "
                      "accrual ${cutoff_revenue}.\n\n" + mec_ties() + MEC_CUTOFF, {AMOUNTS}),
@@ -210,12 +243,20 @@ P2P_CORRECT = {
                                         "({cs}) billed gaskets we sent back, held for qty.\nKeystone ({kf}) over-billed "
                                         "the nuts; held for quantity.\n",
     "hold_not_released": "Mid-State invoice {ms} stays on a price hold; I did not release the hold.\n" + P2P_REST,
+    "not_approved_by_the_buyer": "Mid-State invoice {ms} is held for price; it was not approved by the buyer.\n"
+                                 + P2P_REST,
+    "another_invoice_paid_in_its_own_clause": "Mid-State invoice {ms} is held for price; its other invoice was "
+                                              "approved and paid.\n" + P2P_REST,
+    "reason_code_in_backticks": "Mid-State Brass Supply, {ms}, reason `price`.\n" + P2P_REST,
 }
 P2P_WRONG = {
     "price_hold_released": "Mid-State invoice {ms} was released from its price hold.\n" + P2P_REST,
     "price_hold_lifted": "Mid-State invoice {ms}: price hold lifted after review.\n" + P2P_REST,
     "price_hold_struck": "~~Mid-State invoice {ms} is on hold for price.~~\n" + P2P_REST,
     "price_hold_asked": "Is Mid-State invoice {ms} on hold for price?\n" + P2P_REST,
+    "both_reasons_for_a_price_hold": "Mid-State invoice {ms} is held for price and quantity.\n" + P2P_REST,
+    "said_paid": "Mid-State invoice {ms} was paid despite the price difference.\n" + P2P_REST,
+    "said_validated": "Mid-State invoice {ms} was approved and validated at the new price.\n" + P2P_REST,
 }
 
 
@@ -237,6 +278,11 @@ AP_CASES = {
     "price_hold_released": ("Mid-State invoice {held}: price hold released.\n" + AP_REST, False),
     "price_hold_guessed": ("Mid-State invoice {held} might be a price issue.\n" + AP_REST, False),
     "price_hold_in_comment": ("<!-- Mid-State invoice {held} is on hold for price. -->\n" + AP_REST, False),
+    "sibling_approved_in_its_own_clause": ("Mid-State invoice {held} is held for price; {approved} was approved by the "
+                                           "buyer and validated.\n" + AP_REST, True),
+    "said_validated_and_paid": ("Mid-State invoice {held} was validated and paid at the billed price.\n" + AP_REST,
+                                False),
+    "price_slash_quantity": ("Mid-State invoice {held}: price/quantity hold.\n" + AP_REST, False),
 }
 
 
@@ -246,7 +292,7 @@ def test_hold_report_second_pass(name, tmp_path):
     t = truth("ap-invoice-backlog", 0)
     v = t["values"]
     f = {"held": v["midstate_held_nos"][0], "held_lower": v["midstate_held_nos"][0].lower(),
-         "cal": v["calibration_nos"][0], "tax": v["tax_nos"][0], "ins": v["instruction_nos"][0]}
+         "approved": t["planted"]["price_variance"]["approved"], "cal": v["calibration_nos"][0], "tax": v["tax_nos"][0], "ins": v["instruction_nos"][0]}
     template, good = AP_CASES[name]
     got = failed("ap-invoice-backlog", t, "holds.md", template.format(**f), tmp_path, master_db("ap-invoice-backlog", 0))
     assert (got == set()) == good, got

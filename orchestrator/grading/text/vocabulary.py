@@ -70,7 +70,7 @@ TERMS: dict[str, tuple[str, ...]] = {
     # Months and the change of a measure.
     "prior_month": (r"\baug(?:ust|\.)?\b", r"\b2026-08\b", r"\b0?8/2026\b", r"\b(?:prior|previous|last) month\b"),
     "month": (r"\bsep(?:t|tember)?\.?\b", r"\b2026-09\b", r"\b0?9/2026\b", r"\b(?:this|current) month\b"),
-    "change": (r"\bchange[ds]?\b", r"\bmoved?\b", r"\bdifference\b", r"\bvariance\b", r"\bdelta\b",
+    "change": (r"\bchange[ds]?\b", r"[Δ∆]", r"\bmoved?\b", r"\bdifference\b", r"\bvariance\b", r"\bdelta\b",
                r"\b(?:fell|rose|dropped|declined|decreased|increased|grew|shrank)\b",
                r"\b(?:decrease|increase|decline|drop|fall|rise|swing|reduction|improvement)\b",
                r"\b(?:lower|higher) than\b",
@@ -84,7 +84,10 @@ TERMS: dict[str, tuple[str, ...]] = {
 NEGATIVE_TERMS: dict[str, tuple[str, ...]] = {
     "ties": (r"\bout of balance\b", r"\bunreconciled\b", r"\bdiscrepanc(?:y|ies)\b", r"\bmismatch\w*\b",
              r"\bdoes(?:n't| not) (?:\w+ ){0,2}(?:tie|agree|match|reconcile|balance)\b", r"\bbreak\b",
-             r"\boff by\b", r"\b(?:un|not )tied\b", r"✗|✘|❌|❎|≠"),
+             r"\boff by\b", r"\b(?:un|not )tied\b", r"✗|✘|❌|❎|≠",
+             # "ties except for a $1,250.00 difference": a tie with a difference is none.
+             r"\bexcept\b", r"\b(?:save|but) for\b", r"\b(?:difference|variance|gap) (?:of )?\$?[1-9]",
+             r"\$?[1-9][\d,]*(?:\.\d+)?[kK]? (?:difference|variance|gap)\b"),
 }
 
 TERMS.update(PAYABLES_TERMS)
@@ -109,6 +112,10 @@ NEGATION_AFTER = re.compile(
 SPECULATION_BEFORE = re.compile(
     r"\b(?:may|might|possibly|perhaps|probably|presumably|likely|unlikely|unclear|uncertain|whether|not sure|"
     r"suspect(?:s|ed)?|speculat\w*|guess(?:ed)?|hypothes\w+)\b[^.;,]{0,40}$", re.IGNORECASE)
+# For any term: words after it that take it back ("listed as a write-off, but that is wrong").
+RETRACTED_AFTER = re.compile(
+    r"^[^.;]{0,60}?\b(?:(?:that|this|which|it)(?: is|'s| was) (?:wrong|incorrect|false|mistaken|"
+    r"not (?:the case|true|correct|right|so))|not the case)\b", re.IGNORECASE)
 # Terms that state a status, which hedges and trailing deferrals deny too.
 STATUS_TERMS = frozenset({"ties"}) | PAYABLES_STATUS_TERMS
 
