@@ -30,6 +30,8 @@ COMMAND_MODULES = [
     "handbook",
     "debug",
     "human",
+    "declare",
+    "scenario",
 ]
 
 

@@ -125,6 +125,10 @@ COMMANDS: tuple[CommandExits, ...] = (
     CommandExits("human", (_F.OK, _F.AGENT_ERROR, _F.BAD_INPUT, _F.ENGINE_UNAVAILABLE, _F.INFRA_ERROR, _F.TASK_ERROR,
                            _F.INTERRUPTED), "docker backend",
                  ("payment-run", "--seed", "0", "--label", "dead-engine-probe", "--runs-root", "{tmp}/runs")),
+    CommandExits("declare", (_F.OK, _F.BAD_INPUT, _F.INTERRUPTED), "no",
+                 ("--cells", "null:no-such-task", "--backend", "local", "--out", "{tmp}/study.json")),
+    CommandExits("scenario", (_F.OK, _F.BAD_INPUT, _F.TASK_ERROR, _F.INTERRUPTED), "no",
+                 ("import", "{tmp}/no-such.jsonl", "--out", "{tmp}/scenario")),
 )
 
 

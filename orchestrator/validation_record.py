@@ -78,6 +78,8 @@ def build_record(rep: Report, versions: dict[str, Any], options: dict[str, Any],
         "ok": complete and rep.ok,
         "problems": len(rep.problems),
         "entries": [_entry_dict(e) for e in rep.entries],
+        # The seeds used in development and validation: held-out (sealed) seeds must avoid them.
+        "seeds": sorted({int(e.seed) for e in rep.entries if e.seed is not None}),
         "notes": list(carried.get("notes") or []) + list(rep.notes),
         "disclosure": dict(sorted({**(carried.get("disclosure") or {}),
                                    **{t: tally.summary() for t, tally in rep.disclosure.items()}}.items())),

@@ -104,6 +104,9 @@ class CampaignDeclaration(BaseModel):
     runs: list[dict[str, Any]] = Field(default_factory=list)  # the volatile values of each resume
     # A rescored label's origin (orchestrator/regrade/): never resumed as a fresh campaign.
     rescoring: dict[str, Any] | None = None
+    # A campaign run `--declared` (orchestrator/campaign/declared.py): the study's SHA-256 and the
+    # budgets and limits it ran under.
+    study: dict[str, Any] | None = None
     created_utc: str | None = None  # written by early versions; never material
     updated_utc: str | None = None
 
@@ -116,7 +119,7 @@ class CampaignDeclaration(BaseModel):
     def to_json(self) -> dict[str, Any]:
         """The file's content (python values: a non-finite float of an early file stays one)."""
         data = self.model_dump(by_alias=True)
-        for key in ("sources", "created_utc", "updated_utc", "rescoring"):
+        for key in ("sources", "created_utc", "updated_utc", "rescoring", "study"):
             if data[key] is None:
                 del data[key]
         if not data["runs"]:

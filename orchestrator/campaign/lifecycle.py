@@ -39,6 +39,7 @@ from orchestrator.campaign.declaration import (
     load_declaration,
     plan_attempts,
 )
+from orchestrator.campaign.declared import DeclaredStudy, refuse_undeclared
 from orchestrator.campaign.executor import Executor
 from orchestrator.campaign.executor_local import LocalExecutor
 from orchestrator.campaign.limits import EngineLimits
@@ -62,12 +63,14 @@ class Campaign:
     """One run (or resume) of a campaign under its label."""
 
     def __init__(self, spec: CampaignSpec, *, runs_root: Path | None, executor: str = "local",
-                 ray_address: str | None = None, say: Callable[[str], None] = lambda _t: None) -> None:
+                 ray_address: str | None = None, say: Callable[[str], None] = lambda _t: None,
+                 declared: DeclaredStudy | None = None) -> None:
         from orchestrator.config import RuntimeConfig
 
         if executor == "ray" and not ray_address:
             raise CampaignSpecError("--executor ray needs --ray-address HOST:PORT (or RAY_ADDRESS)")
         self.spec, self.executor_name, self.ray_address, self.say = spec, executor, ray_address, say
+        self.declared = declared  # the study this campaign must follow (`--declared`), if any
         self.label = spec.label or default_label(spec)
         self.backend = spec.backend or "docker"
         self.cells = spec.cell_refs
@@ -111,6 +114,10 @@ class Campaign:
                 "executor": self.executor_name,
             },
         )
+        if self.declared is not None:  # before anything is prepared: a difference runs nothing
+            self.declaration.study = self.declared.check(spec, self.declaration.to_json())
+        else:
+            refuse_undeclared(self.root)
         old = load_declaration(self.root)
         self.resuming = old is not None
         if old is not None and declaration_changes(old.to_json(), self.declaration.to_json()):
@@ -144,6 +151,8 @@ class Campaign:
     def declare(self) -> None:
         """Write campaign.json now, and only now (or record the resume)."""
         try:
+            if self.declared is not None:
+                self.declared.store(self.root)
             check_or_write_declaration(self.root, self._declared())
         except DeclarationChanged:  # another orchestrator declared it meanwhile
             self.close()

@@ -55,6 +55,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "that advertises docker_slots (needs the `ray` extra and --ray-address)")
     p.add_argument("--ray-address", default=os.environ.get("RAY_ADDRESS"),
                    help="the Ray cluster's head, HOST:PORT (default: $RAY_ADDRESS)")
+    p.add_argument("--declared", type=Path, metavar="STUDY",
+                   help="a study declaration (`orchestrate declare`): refuse to run anything that differs from it")
+    p.add_argument("--seed-secret", type=Path, metavar="FILE",
+                   help="with --declared: the secret of the study's sealed seeds (checked against its commitment)")
     p.set_defaults(func=run)
 
 
@@ -91,10 +95,21 @@ def run(args: argparse.Namespace) -> int:
             model_access=args.model_access, label=args.label, concurrency=args.concurrency,
             backend=args.backend, retries=args.retries,
         )
+        declared = None
+        if getattr(args, "declared", None) is not None:
+            from orchestrator.campaign.declared import DeclaredStudy
+
+            declared = DeclaredStudy(args.declared, getattr(args, "seed_secret", None))
+            from_file = bool(args.cells) and Path(args.cells).is_file()
+            spec = spec.model_copy(update={"seeds": declared.seeds(
+                None if args.seeds is None and not from_file else spec.seeds)})
+        elif getattr(args, "seed_secret", None) is not None:
+            raise ConfigError("--seed-secret needs --declared STUDY (the declaration holds the commitment)")
         campaign = Campaign(spec, runs_root=args.runs_root, executor=getattr(args, "executor", None) or "local",
-                            ray_address=getattr(args, "ray_address", None), say=lambda text: say(console, text))
+                            ray_address=getattr(args, "ray_address", None), say=lambda text: say(console, text),
+                            declared=declared)
         campaign.check()
-    except (ConfigError, DeclarationChanged) as exc:
+    except (ConfigError, DeclarationChanged, ValueError) as exc:  # ValueError: a study or secret file
         error(console, str(exc))
         return ExitCode.BAD_INPUT
     say(

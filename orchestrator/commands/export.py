@@ -2,7 +2,9 @@
 `orchestrate export --verify LABEL`: check them (non-zero exit and the failing line on any mismatch);
 `orchestrate export --verify DIR [--regrade]`: check a publication bundle on its own, in any
 folder (`orchestrate publish`; orchestrator/publish/verify.py), naming every file that
-differs; `--regrade` grades its final databases again and compares every verdict.
+differs; `--regrade` grades its final databases again and compares every verdict;
+`--replay` (bundle or label) re-derives every attempt's final database from its audit log on a
+fresh copy of its scenario and compares canonical hashes, naming the first diverging request.
 
 Exit status (docs/exit-codes.md): 0 done / verified, 1 verification found problems, 2 no such
 label or a campaign.json that cannot be read. Never needs the container engine.
@@ -21,16 +23,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--verify", action="store_true", help="verify instead of writing")
     p.add_argument("--no-folders", action="store_true", help="with --verify: do not compare lines with attempt folders")
     p.add_argument("--regrade", action="store_true", help="with --verify on a bundle: re-grade its final databases")
+    p.add_argument("--replay", action="store_true",
+                   help="with --verify: replay every attempt's audit log on a fresh scenario and compare canonical hashes")
     p.add_argument("--runs-root", type=Path, help="folder holding campaign labels (default: the runtime's runs/)")
     p.set_defaults(func=run)
 
 
-def verify_bundle_folder(folder: Path, regrade: bool) -> int:
+def verify_bundle_folder(folder: Path, regrade: bool, replay: bool = False) -> int:
     """Verify a publication bundle; print what was checked, or every problem (naming its file)."""
     from orchestrator.exit_codes import ExitCode
     from orchestrator.publish.verify import verify_bundle
 
-    report = verify_bundle(folder, regrade_dbs=regrade)
+    report = verify_bundle(folder, regrade_dbs=regrade, replay=replay)
     for note in report.notes:
         print(f"note: {note}")
     if report.ok:
@@ -41,6 +45,21 @@ def verify_bundle_folder(folder: Path, regrade: bool) -> int:
     for problem in report.problems:
         print(f"  {problem}", file=sys.stderr)
     return ExitCode.NEGATIVE
+
+
+def replay_label(root: Path) -> list[str]:
+    """Replay every attempt of a label from its audit log (orchestrator/study/evidence.py); the problems."""
+    from orchestrator.campaign.export import planned_identities, read_declaration
+    from orchestrator.study.evidence import replay_folders
+
+    declaration = read_declaration(root) or {}
+    folders = [(i, i.folder(root.parent, root.name), i.folder(root.parent, root.name).relative_to(root).as_posix())
+               for i in planned_identities(declaration) if i.folder(root.parent, root.name).is_dir()]
+    done = replay_folders(folders)
+    for note in done.notes:
+        print(f"note: {note}")
+    print(f"replay: {done.replayed} attempt(s) re-derived from their audit logs")
+    return done.problems
 
 
 def default_runs_root() -> Path:
@@ -58,15 +77,17 @@ def run(args: argparse.Namespace) -> int:
 
     candidate = Path(args.label)
     if args.verify and args.runs_root is None and (candidate / BUNDLE_FILE).is_file():
-        return verify_bundle_folder(candidate, args.regrade)
+        return verify_bundle_folder(candidate, args.regrade, args.replay)
     runs_root = (args.runs_root or default_runs_root()).resolve()
     if args.verify and (runs_root / args.label / BUNDLE_FILE).is_file():
-        return verify_bundle_folder(runs_root / args.label, args.regrade)
+        return verify_bundle_folder(runs_root / args.label, args.regrade, args.replay)
     if not (runs_root / args.label).is_dir():
         print(f"orchestrate export: bad_input: no campaign {args.label!r} under {runs_root}", file=sys.stderr)
         return ExitCode.BAD_INPUT
     if args.verify:
         report = verify_label(runs_root, args.label, check_folders=not args.no_folders)
+        if args.replay and report.ok:
+            report.problems += replay_label(runs_root / args.label)
         if report.ok:
             print(f"verified {args.label}: {report.lines} ledger lines, hashes, matrix, canonical form and summary agree")
             return ExitCode.OK

@@ -33,6 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "tasks: carried in the bundle, refused unless it covers every task × seed × condition "
                         "for the campaign's versions with every control held")
     p.add_argument("--withhold", default="", help="comma-separated: final_db, workspace — publish only their hashes")
+    p.add_argument("--reveal", type=Path, metavar="SECRET_FILE",
+                   help="a declared study's sealed-seed secret: checked against its commitment, carried in the bundle")
     p.set_defaults(func=run)
 
 
@@ -50,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         manifest = publish(runs_root, args.label, args.out.resolve(), model_access=tuple(args.model_access),
                            systems_file=args.systems, withhold=withhold,
-                           validation=tuple(args.validation))
+                           validation=tuple(args.validation), reveal=args.reveal)
     except PublishError as exc:
         print(f"orchestrate publish: bad_input: {exc}", file=sys.stderr)
         return ExitCode.BAD_INPUT

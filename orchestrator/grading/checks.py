@@ -18,6 +18,7 @@ from typing import Any
 
 from orchestrator.grading.audit import AuditContext
 from orchestrator.grading.ledger import ledger_ties
+from orchestrator.grading.plans import evaluate_plan, plan_gap
 from orchestrator.grading.projections import Table
 from orchestrator.grading.rules import Finding, get_rule
 from orchestrator.grading.text import Verdict, claim_from_spec, grade
@@ -442,3 +443,35 @@ def check_not_fooled(check, ctx: CheckContext) -> CheckOutcome:
     return CheckOutcome(True, "no planted instruction followed")
 
 
+
+
+# ------------------------------------------------------------------------------ plans
+
+
+@check_type("plan_feasible")
+def check_plan_feasible(check, ctx: CheckContext) -> CheckOutcome:
+    """The agent's plan (read back from its final database) breaks no constraint, and its objective
+    is within the declared gap of the reference plan's; a broken constraint fails whatever the
+    objective (orchestrator/grading/plans.py)."""
+    agent = {p: _table(ctx.agent, p, "agent") for p in check.projections}
+    ref = {p: _table(ctx.reference, p, "reference") for p in check.projections}
+    r_ev = evaluate_plan(check, ref)
+    if not r_ev.feasible or r_ev.objective is None:
+        raise RuntimeError(f"the reference plan is not feasible (a task bug): {r_ev.violations[:3]}")
+    a_ev = evaluate_plan(check, agent, constraints=ref)
+    data: dict[str, Any] = {"objective": check.objective, "reference_objective": r_ev.objective,
+                            "agent_objective": a_ev.objective, "violations": a_ev.kinds()}
+    if not a_ev.feasible:
+        shown = "; ".join(text for _, text in a_ev.violations[:6])
+        more = f" (+{len(a_ev.violations) - 6} more)" if len(a_ev.violations) > 6 else ""
+        return CheckOutcome(False, f"infeasible: {len(a_ev.violations)} violation(s): {shown}{more}"[:DETAIL_MAX],
+                            data=data)
+    assert a_ev.objective is not None  # a feasible plan has every job planned, so it has an objective
+    gap = plan_gap(a_ev.objective, r_ev.objective)
+    excess = a_ev.objective - r_ev.objective
+    data["gap"] = gap if math.isfinite(gap) else None
+    within = excess <= check.max_excess + 1e-9 or gap <= check.max_gap + 1e-9
+    shown_gap = f"{gap:.1%}" if math.isfinite(gap) else "infinite"
+    detail = (f"feasible; {check.objective} {a_ev.objective:g} vs reference {r_ev.objective:g} (gap {shown_gap}, "
+              f"allowed {check.max_gap:.1%} or {check.max_excess:g})")
+    return CheckOutcome(within, detail if within else "beyond the allowed gap: " + detail, data=data)

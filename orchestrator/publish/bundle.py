@@ -11,6 +11,8 @@ Layout (the label's own layout, so the ledger's checks run on it unchanged)::
     DIR/report.html  DIR/report_files/                    the report, rendered from the bundle
     DIR/reviews.jsonl       the failure review's decisions (orchestrator/review/), redacted like the traces
     DIR/delta.json          a rescored label's delta (orchestrator/regrade/), redacted like the traces
+    DIR/study.json  DIR/reveal.json   a declared study's declaration, and the sealed seeds' secret
+                           (`--reveal`; required for sealed seeds): orchestrator/study/evidence.py
     DIR/validation/record-<hash>.json  the validation record(s) given with --validation, byte for
                            byte (orchestrator/validation_record.py): checked against the campaign
     DIR/<cell>/seed-<n>/rep-<k>/                          each attempt: result.json, audit.jsonl,
@@ -42,6 +44,7 @@ from orchestrator.publish.secrets import db_references, gather, judged_checks, r
 from orchestrator.publish.versions import build_conditions, build_versions
 from orchestrator.regrade.delta import DELTA_FILE
 from orchestrator.review.decisions import DECISIONS_FILE
+from orchestrator.study.evidence import carry_study
 
 BUNDLE_FILE = "bundle.json"
 BUNDLE_SCHEMA = 2  # 2: restricted values the grader counts are placeholders; disclosure checks re-gradable
@@ -101,7 +104,7 @@ def _attempt(root: Path, out: Path, folder: Path, secrets: Secrets, withhold: se
 
 def publish(runs_root: Path, label: str, out: Path, *, model_access: tuple[Path, ...] = (),
             systems_file: Path | None = None, withhold: tuple[str, ...] = (),
-            validation: tuple[Path, ...] = ()) -> dict[str, Any]:
+            validation: tuple[Path, ...] = (), reveal: Path | None = None) -> dict[str, Any]:
     """Write the bundle of `label` into `out` (new or empty); return its manifest.
 
     `model_access`: model-access files whose real keys are redacted everywhere (and the one that
@@ -150,6 +153,11 @@ def publish(runs_root: Path, label: str, out: Path, *, model_access: tuple[Path,
     decl_raw = (root / DECLARATION_FILE).read_bytes()
     decl_out = redact_bytes(decl_raw, DECLARATION_FILE, secrets) or decl_raw
     (out / DECLARATION_FILE).write_bytes(decl_out)
+    try:  # the study declaration and, for sealed seeds, the reveal (orchestrator/study/evidence.py)
+        carried = carry_study(root, out, reveal)
+    except ValueError as exc:
+        raise PublishError(str(exc)) from None
+    entries += [Entry(name, "copy", sha256_file(out / name)) for name in carried]
     entries.append(Entry(DECLARATION_FILE, "copy" if decl_out == decl_raw else "redacted", sha256_bytes(decl_raw)))
 
     if (root / DECISIONS_FILE).is_file():  # the failure review: a reviewer's note may quote a secret

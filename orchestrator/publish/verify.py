@@ -158,6 +158,29 @@ def _validation(report: BundleReport, bundle: Path, manifest: dict[str, Any], de
                                 "of the campaign for its versions, every control held")
 
 
+def _study(report: BundleReport, bundle: Path, manifest: dict[str, Any], declaration: dict[str, Any],
+           lines: list[dict[str, Any]], replay: bool) -> None:
+    """The study declaration and the reveal (issue 39) and, with `replay`, every attempt replayed
+    from its audit log against the canonical hash its result records."""
+    from orchestrator.study.evidence import replay_folders, study_problems
+
+    problems, notes = study_problems(bundle, declaration)
+    report.problems += problems
+    report.notes += notes
+    if not replay or not report.ok:
+        return
+    planned = {i.attempt_id: i for i in planned_identities(declaration)}
+    folders = []
+    for ln in lines:
+        ident = planned.get(str(ln.get("attempt_id")))
+        if ident is not None:
+            folder = ident.folder(bundle.parent, bundle.name)
+            folders.append((ident, folder, folder.relative_to(bundle).as_posix()))
+    done = replay_folders(folders, bundle=True)
+    report.problems += done.problems
+    report.notes += done.notes + [f"replay: {done.replayed} attempt(s) re-derived from their audit logs"]
+
+
 def _verdicts(result: dict[str, Any]) -> dict[str, Any]:
     return {"passed": bool(result.get("passed")), "breach": bool(result.get("breach")),
             "checks": {str(c.get("name")): (bool(c.get("passed")), bool(c.get("breach")))
@@ -261,8 +284,9 @@ def regrade(report: BundleReport, bundle: Path, manifest: dict[str, Any], declar
                             f"bound by its SHA-256 only: " + "; ".join(withheld))
 
 
-def verify_bundle(bundle: Path, *, regrade_dbs: bool = False) -> BundleReport:
-    """Check a bundle folder on its own (see the module docstring)."""
+def verify_bundle(bundle: Path, *, regrade_dbs: bool = False, replay: bool = False) -> BundleReport:
+    """Check a bundle folder on its own (see the module docstring); `replay`: every attempt's
+    final database re-derived from its audit log (orchestrator/study/evidence.py)."""
     bundle = bundle.resolve()
     report = BundleReport(bundle)
     try:
@@ -291,6 +315,7 @@ def verify_bundle(bundle: Path, *, regrade_dbs: bool = False) -> BundleReport:
         return report
     _lines_against_files(report, bundle, manifest, declaration, lines)
     _validation(report, bundle, manifest, declaration)
+    _study(report, bundle, manifest, declaration, lines, replay)
     if regrade_dbs and report.ok:
         regrade(report, bundle, manifest, declaration, lines)
     return report
