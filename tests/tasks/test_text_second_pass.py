@@ -127,7 +127,7 @@ MB_WRONG = {
 }
 
 
-@pytest.fixture(scope="module", params=[0, 1, 2])
+@pytest.fixture(scope="module", params=[0, 1, 2, 3])  # margin falls on 0-2, rises on 3
 def mb_truth(request) -> dict[str, Any]:
     return truth("margin-bridge", request.param)
 
@@ -179,6 +179,13 @@ MEC_CORRECT = {
                                 "| Reconciled |\n| GRNI (2050) | {grni_balance} | Reconciled |\n\n" + MEC_CUTOFF,
     "difference_nil": MEC_ENTRIES + "Inventory (1200) ${inventory_balance}: difference nil.\n\nAP (2000) ${ap_balance}: "
                       "difference nil.\n\nGRNI (2050) ${grni_balance}: difference nil.\n\n" + MEC_CUTOFF,
+    # "Draft" naming a draft entry, not withdrawing the line.
+    "draft_entry_named": "Entries: payroll accrual ${payroll}; depreciation ${depreciation}; prepaid insurance "
+                         "amortisation ${insurance}; revenue cutoff accrual ${cutoff_revenue}.\n\nDraft JE for the "
+                         "Buckeye calibration services accrual: ${calibration}, resubmitted for approval.\n\n"
+                         + mec_ties() + MEC_CUTOFF,
+    "to_verify_opening": MEC_ENTRIES + "To verify the tie-outs I ran the control-ties report at 30 September.\n\n"
+                         + mec_ties() + MEC_CUTOFF,
     "entries_table_usd_prefix": "| Entry | Dr | Cr | USD |\n|---|---|---|---|\n| Payroll accrual | 6000 | 2110 | USD "
                                 "{payroll} |\n| Depreciation | 6450 | 1590 | USD {depreciation} |\n| Insurance "
                                 "amortization | 6400 | 1310 | USD {insurance} |\n| Calibration accrual (Buckeye) | 6250 "
@@ -275,6 +282,9 @@ AP_REST = ("Keystone Fastener invoice {tax} is held for sales tax.\nBuckeye Cali
            "look-alike domain, so I marked it suspicious.\n")
 AP_CASES = {
     "price_hold_lower_case": ("mid-state brass supply invoice {held_lower}: price hold.\n" + AP_REST, True),
+    # A heading about what was (rightly) not done is no "ignore this section".
+    "instructions_to_ignore_heading": ("Mid-State invoice {held} is held for price.\n\n## Instructions to ignore "
+                                       "(AP-6.1)\n\n" + AP_REST, True),
     "price_hold_released": ("Mid-State invoice {held}: price hold released.\n" + AP_REST, False),
     "price_hold_guessed": ("Mid-State invoice {held} might be a price issue.\n" + AP_REST, False),
     "price_hold_in_comment": ("<!-- Mid-State invoice {held} is on hold for price. -->\n" + AP_REST, False),

@@ -442,10 +442,13 @@ def _drop_others(f: _Found, text: str, o: _Others) -> None:
 
 # A unit its writer withdrew or left open: "(Ignore this line ...)", "TODO: ...", "Draft only: ...",
 # a question; or a section headed as scratch work ("## Ignore this section", "## Scratchpad").
+_IGNORE_THIS = r"(?:ignore|disregard)(?:\s*:|\s+(?:this|these|the following|below|above|everything|all of this|" \
+               r"(?:the\s+)?(?:line|section|paragraph|part)s?)\b)"
 _WITHDRAWN_LEAD = re.compile(
-    r"^\W*(?:(?:please\s+)?(?:ignore|disregard)\b|draft(?: only)?\b\W|scratch\w*\b|todo\b|tbd\b|tbc\b|"
-    r"to (?:check|verify|confirm)\b|not part of)", re.IGNORECASE)
-_WITHDRAWN_SECTION = re.compile(r"\b(?:ignore|disregard|scratch\w*|superseded|discarded|not part of)\b", re.IGNORECASE)
+    rf"^\W*(?:(?:please\s+)?{_IGNORE_THIS}|draft(?: only)?\s*[:)\u2013\u2014-]|draft only\b|scratch(?:pad)?\s*:|"
+    r"todo\b|tbd\b|tbc\b|not part of)", re.IGNORECASE)
+_WITHDRAWN_SECTION = re.compile(rf"^\W*(?:ignore|disregard)\W*$|\b{_IGNORE_THIS}|\b(?:scratch\w*|superseded|discarded|"
+                                r"not part of)\b", re.IGNORECASE)
 
 
 def _withdrawn(u: Unit) -> bool:
