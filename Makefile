@@ -44,7 +44,11 @@ test-heavy: venv images
 # run restarts where it stopped (packs already recorded for the same versions are not run again;
 # delete the record, or give another VALIDATION_RECORD, to run everything afresh). Exit status as
 # docs/exit-codes.md: 0 every control held, 1 a problem, 3 only attempts lost to the infrastructure.
+# Attempts run across the whole matrix at once (VALIDATE_JOBS, default two per CPU) while the next
+# seeds' scenarios are built beside them; it ends by printing its wall time and attempts per minute
+# (also in the record's `run`).
 VALIDATION_RECORD ?= runs/validation-record.json
+VALIDATE_JOBS ?=
 validate: images
 	$(BIN)/orchestrate validate --tasks all --seeds 0,1,2,3,4 --strict --faults all \
-		--record $(VALIDATION_RECORD) --resume
+		--record $(VALIDATION_RECORD) --resume $(if $(VALIDATE_JOBS),--jobs $(VALIDATE_JOBS))

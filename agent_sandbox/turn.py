@@ -36,6 +36,7 @@ from typing import Any
 
 from agent_sandbox.argv_template import render_argv
 from agent_sandbox.client import ErpClient
+from agent_sandbox.provider_wait import extended_deadline, provider_wait_s
 from agent_sandbox.usage import extract_usage
 
 EXIT_TIMEOUT = 124
@@ -188,7 +189,8 @@ def run_command(turn_dir: Path, system: dict[str, Any], context: dict[str, Any],
         except PermissionError:
             err.write(f"turn: program not executable: {words[0]}\n".encode())
             return EXIT_NOT_EXECUTABLE, False, {}
-        deadline = time.monotonic() + budget
+        started = time.monotonic()
+        deadline = started + budget
         timed_out = False
         kill_at: float | None = None
         while True:
@@ -198,6 +200,9 @@ def run_command(turn_dir: Path, system: dict[str, Any], context: dict[str, Any],
             except subprocess.TimeoutExpired:
                 pass
             now = time.monotonic()
+            if kill_at is None and now >= deadline and stop.signum is None:
+                # Time spent waiting for the model provider's capacity is not the agent's.
+                deadline = max(deadline, extended_deadline(started, budget, provider_wait_s()))
             if kill_at is None and (now >= deadline or stop.signum is not None):
                 timed_out = stop.signum is None
                 kill_group(proc.pid, signal.SIGTERM)

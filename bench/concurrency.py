@@ -1,6 +1,6 @@
 """How many attempts one host holds at once: a "slow agent" campaign at rising concurrency.
 
-    .venv/bin/python bench/concurrency.py [--levels 16,32,48,64,96] [--sleep 40] [--task payment-run]
+    .venv/bin/python bench/concurrency.py [--levels 16,32,48,64,96,160] [--sleep 40] [--task payment-run]
 
 The slow agent is a command system (written to a temporary systems file): each turn makes a few
 ERP reads, sleeps `--sleep` seconds as if waiting for its model, and makes a few more reads;
@@ -10,7 +10,8 @@ host-wide start slots (`RuntimeConfig.start_slots`, PB_START_SLOTS) the runtime 
 per level: attempts finished, infra errors, time to first turn (campaign start → the attempt's
 first turn phase, median and max), the most attempts in their turns at the same moment, time
 queued for start slots (median), peak memory per attempt (cgroup peaks, see
-campaign_throughput.py) and the host's load average (peak of 1-minute samples).
+campaign_throughput.py, which count the page cache too), resident memory per attempt (anonymous
+and shared pages: issue 42's figure) and the host's load average (peak of 1-minute samples).
 """
 from __future__ import annotations
 
@@ -61,6 +62,67 @@ class LoadSampler(threading.Thread):
     def stop(self) -> None:
         self._halt.set()
         self.join(timeout=10)
+
+
+STAT_FILES = [  # a container's memory.stat: cgroup v1 (cgroupfs: under docker/, or at the root for
+    # the service containers, config.service_cgroup_parent "/"; systemd), then v2
+    "/sys/fs/cgroup/memory/docker/{id}/memory.stat", "/sys/fs/cgroup/memory/{id}/memory.stat",
+    "/sys/fs/cgroup/memory/system.slice/docker-{id}.scope/memory.stat",
+    "/sys/fs/cgroup/system.slice/docker-{id}.scope/memory.stat", "/sys/fs/cgroup/docker/{id}/memory.stat",
+]
+
+
+def read_resident(container_id: str) -> int | None:
+    """A container's resident memory now: anonymous pages (v1 `rss`, v2 `anon`) and shared memory
+    (`shmem`: tmpfs, the quota volumes' pages a turn wrote). Not the page cache, which the kernel
+    reclaims under pressure (the cgroup peak counts it: the file pages Python read)."""
+    for pattern in STAT_FILES:
+        try:
+            text = Path(pattern.format(id=container_id)).read_text()
+        except OSError:
+            continue
+        stat = dict(line.split(" ", 1) for line in text.splitlines() if " " in line)
+        return int(stat.get("rss", stat.get("anon", 0))) + int(stat.get("shmem", 0))
+    return None
+
+
+class ResidentSampler(threading.Thread):
+    """Each campaign container's largest resident memory seen (`read_resident`), by attempt and role."""
+
+    def __init__(self, client, campaign: str, interval_s: float = 0.5) -> None:
+        super().__init__(daemon=True)
+        self.client, self.campaign, self.interval_s = client, campaign, interval_s
+        self.peaks: dict[str, int] = {}
+        self.attempt_of: dict[str, str] = {}
+        self.role_of: dict[str, str] = {}
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        while not self._halt.is_set():
+            try:
+                containers = self.client.api.containers(filters={"label": f"pb.campaign={self.campaign}"})
+            except Exception:  # noqa: BLE001 — the engine is busy; sample again
+                containers = []
+            for c in containers:
+                value = read_resident(c["Id"])
+                if value is None:
+                    continue
+                self.peaks[c["Id"]] = max(self.peaks.get(c["Id"], 0), value)
+                labels = c.get("Labels") or {}
+                self.attempt_of[c["Id"]], self.role_of[c["Id"]] = labels.get("pb.attempt", "?"), labels.get("pb.role", "?")
+            self._halt.wait(self.interval_s)
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.join(timeout=5)
+
+    def per_attempt(self) -> list[int]:
+        """Per attempt, the sum over roles of the role's largest resident peak (sorted)."""
+        by: dict[str, dict[str, int]] = {}
+        for cid, peak in self.peaks.items():
+            roles = by.setdefault(self.attempt_of[cid], {})
+            roles[self.role_of[cid]] = max(roles.get(self.role_of[cid], 0), peak)
+        return sorted(sum(r.values()) for r in by.values())
 
 
 def _ts(line: dict) -> float:
@@ -121,7 +183,9 @@ def run_level(level: int, task: str, systems: Path, runs_root: Path, scenarios, 
                       on_event=lambda e: finished.append(e) if e.kind == "finished" else None,
                       fatal=(runtime.FatalCampaignError,))
     memory, load = MemorySampler(client, label, interval_s=0.5), LoadSampler()
+    resident = ResidentSampler(client, label)
     memory.start()
+    resident.start()
     load.start()
     t0_wall, t0 = time.time(), time.monotonic()
     # Ctrl-C / SIGTERM: the attempts in flight cancel and tear down (as in `orchestrate campaign`).
@@ -132,6 +196,7 @@ def run_level(level: int, task: str, systems: Path, runs_root: Path, scenarios, 
         restore()
     wall = time.monotonic() - t0
     memory.stop()
+    resident.stop()
     load.stop()
     windows = turn_windows(runs_root, label)
     first_turn = sorted(s - t0_wall for s, _ in windows.values())
@@ -148,6 +213,9 @@ def run_level(level: int, task: str, systems: Path, runs_root: Path, scenarios, 
         elif record.get("outcome") != "graded":
             causes[f"{record.get('outcome')} in {error.get('phase')}: {str(error.get('message'))[:160]}"] += 1
     mem = sorted(memory.per_attempt_simultaneous().values())
+    by_role: dict[str, list[int]] = {}
+    for cid, peak in memory.peaks.items():
+        by_role.setdefault(memory.role_of[cid], []).append(peak)
     return {
         "level": level, "attempts": len(finished), "start_slots": config.start_slots,
         "graded": sum(1 for e in finished if e.outcome == "graded"),
@@ -161,6 +229,9 @@ def run_level(level: int, task: str, systems: Path, runs_root: Path, scenarios, 
         "mem_med_mib": statistics.median(mem) / 2**20 if mem else None,
         "mem_max_mib": mem[-1] / 2**20 if mem else None,
         "load_peak": load.peak,
+        "mem_by_role_med_mib": {role: statistics.median(p) / 2**20 for role, p in sorted(by_role.items())},
+        "resident_med_mib": statistics.median(res) / 2**20 if (res := resident.per_attempt()) else None,
+        "resident_max_mib": res[-1] / 2**20 if res else None,
     }
 
 
@@ -170,7 +241,7 @@ def _f(v: float | None, fmt: str = ".0f") -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--levels", default="16,32,48,64,96", help="concurrent attempts per level")
+    parser.add_argument("--levels", default="16,32,48,64,96,160", help="concurrent attempts per level")
     parser.add_argument("--sleep", type=float, default=40.0, help="seconds each turn waits 'for its model'")
     parser.add_argument("--reads", type=int, default=4, help="ERP reads before and after the sleep")
     parser.add_argument("--task", default="payment-run")
@@ -207,13 +278,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"slow agent ({args.reads} reads, {args.sleep:g}s sleep, {args.reads} reads; per turn), {args.task}, docker, "
           f"{os.cpu_count()} cores, start slots {rows[0]['start_slots'] if rows else '-'}")
     print(f"{'level':>5} {'done':>5} {'infra':>5} {'intr':>4} {'wall s':>7} {'1st turn med/max s':>18} {'in turns':>8} "
-          f"{'queued med s':>12} {'mem/att MiB med/max':>19} {'load peak':>9}")
+          f"{'queued med s':>12} {'mem/att MiB med/max':>19} {'resident/att MiB med/max':>24} {'load peak':>9}")
     for r in rows:
         print(f"{r['level']:>5} {r['attempts']:>5} {r['infra_errors']:>5} {r['interrupted']:>4} {r['wall_s']:>7.0f} "
               f"{_f(r['first_turn_med_s']) + '/' + _f(r['first_turn_max_s']):>18} {r['in_turns_at_once']:>8} "
               f"{_f(r['queued_med_s'], '.1f'):>12} {_f(r['mem_med_mib']) + '/' + _f(r['mem_max_mib']):>19} "
+              f"{_f(r['resident_med_mib']) + '/' + _f(r['resident_max_mib']):>24} "
               f"{r['load_peak']:>9.1f}")
-    print("mem/att: per role the largest cgroup peak, summed (ERP, keepers and one agent turn resident together)")
+    print("mem/att: per role the largest cgroup peak (memory.max_usage_in_bytes: resident memory and page cache "
+          "charged to it), summed: the ERP, the agent side's holder and one agent turn, resident together")
+    print("resident/att (issue 42's figure, goal <= 100 MiB): the same sum of each role's largest resident memory "
+          "(anonymous + shared pages, memory.stat; no page cache, which the kernel reclaims), sampled every 0.5 s")
+    for r in rows:
+        print(f"  level {r['level']}: median peak per container by role (MiB): "
+              + ", ".join(f"{role} {mib:.0f}" for role, mib in r["mem_by_role_med_mib"].items()))
     if args.keep or any(r["causes"] for r in rows):
         print(f"runs kept in {tmp}" + ("" if args.keep else " (an attempt was not graded)"))
     else:

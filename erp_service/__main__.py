@@ -26,12 +26,19 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--log-level", default="warning")
     h = sub.add_parser("canonical-hash", help="print the canonical SHA-256 of a database")
     h.add_argument("--db", required=True, type=Path)
+    w = sub.add_parser("standby", help="import the server, then wait for a file holding `serve`'s arguments "
+                                       "(a warm start: the runtime prepares the process before its attempt exists)")
+    w.add_argument("--launch", required=True, type=Path,
+                   help="a JSON list of `serve` arguments; read once it appears and parses")
+    w.add_argument("--poll-s", type=float, default=0.02)
     args = parser.parse_args(argv)
 
     if args.cmd == "canonical-hash":
         from .canonical import canonical_hash
         print(canonical_hash(args.db))
         return 0
+    if args.cmd == "standby":
+        return standby(args.launch, args.poll_s)
 
     # The cyclic collector does nothing useful while the app is imported and built (the objects
     # made live as long as the process) but costs ~15% of the start's CPU; `serve` freezes what
@@ -70,6 +77,33 @@ def main(argv: list[str] | None = None) -> int:
     except FaultSpecError as exc:
         print(json.dumps({"event": "error", "detail": f"bad fault spec: {exc}"}), flush=True)
         return 2
+
+
+def standby(launch: Path, poll_s: float) -> int:
+    """Import what `serve` imports, say so, and wait for `launch`: a JSON list of arguments
+    starting with ``serve``, which then runs in this process. The import is most of a start's
+    time (seconds on a loaded host); done ahead, the attempt that takes this process pays only
+    for opening its database. The file is written after the files it names (the runtime copies
+    them first); one that does not parse yet is read again."""
+    gc.disable()
+    for optional in ("rich", "email_validator"):
+        sys.modules.setdefault(optional, None)  # type: ignore[arg-type]
+    import time
+
+    from . import domains, server, sim  # noqa: F401 — imported ahead: the point of standing by
+
+    print(json.dumps({"event": "standby", "pid": os.getpid()}), flush=True)
+    while True:
+        try:
+            argv = json.loads(launch.read_text())
+        except (OSError, ValueError):
+            time.sleep(poll_s)
+            continue
+        if not (isinstance(argv, list) and argv[:1] == ["serve"] and all(isinstance(a, str) for a in argv)):
+            print(json.dumps({"event": "error", "detail": "the launch file is not a list of serve arguments"}),
+                  flush=True)
+            return 2
+        return main(argv)
 
 
 def exit_now(code: int) -> None:

@@ -2,7 +2,7 @@
 
     serve --config FILE --secrets-file FILE --proxy-bind HOST:PORT --control-bind HOST:PORT
           --control-token-file FILE [--usage-log FILE] [--prices FILE]
-    fake-provider --script FILE --bind HOST:PORT [--record FILE]
+    fake-provider --script FILE --bind HOST:PORT [--record FILE] [--rate-limit-rpm N]
 
 Both print one JSON line `{"event": "ready", ...}` when listening (PORT 0 picks a free port).
 """
@@ -29,7 +29,7 @@ def _fake(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(json.dumps({"event": "error", "detail": f"bad script: {exc}"}), flush=True)
         return 2
-    app = create_fake_app(script, Recorder(args.record))
+    app = create_fake_app(script, Recorder(args.record), rate_limit_rpm=args.rate_limit_rpm)
     sock = listen(*parse_bind(args.bind))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", http="h11"))
 
@@ -61,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     f.add_argument("--script", required=True, type=Path)
     f.add_argument("--bind", default="127.0.0.1:0")
     f.add_argument("--record", type=Path)
+    f.add_argument("--rate-limit-rpm", type=int, help="answer 429 beyond this many model calls a minute")
     args = parser.parse_args(argv)
     if args.cmd == "fake-provider":
         return _fake(args)

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .limits import ProviderLimits, RetryPolicy
 from .policy import allowed_families
 
 ProviderName = Literal["anthropic", "openai"]
@@ -84,6 +85,11 @@ class GatewayConfig(BaseModel):
     connect_timeout_s: float = Field(default=10.0, gt=0)
     provider_tools: tuple[str, ...] = Field(default=(), description="provider-executed tool families allowed on "
                                             "purpose (model_gateway.policy.PROVIDER_TOOLS); default: none")
+    limits: dict[ProviderName, ProviderLimits] = Field(default_factory=dict, description="the provider account's "
+                                                       "limits; calls are queued within them (model_gateway.limiter)")
+    retry: RetryPolicy | None = Field(default=None, description="retry 429/529/503 answers; none: pass them on")
+    limiter_url: str | None = Field(default=None, description="the campaign's limiter service (its token is a "
+                                    "secret); none: the limits are kept in this gateway's own process")
 
     @field_validator("provider_tools")
     @classmethod
@@ -118,6 +124,7 @@ class GatewaySecrets(BaseModel):
 
     upstream_keys: dict[ProviderName, str] = Field(default_factory=dict)
     virtual_keys: tuple[str, ...] = Field(min_length=1)
+    limiter_token: str | None = None
 
     @field_validator("virtual_keys")
     @classmethod

@@ -6,6 +6,7 @@
 | POST /control/turn | `{"turn": n}` | marks the turn later usage-log rows belong to |
 | GET /control/usage-log | `?after=SEQ&limit=N` | `{"items": [rows with seq > SEQ], "last_seq"}` |
 | GET /control/usage | | totals of forwarded calls: requests, tokens, cost_usd |
+| GET /control/provider-wait | `?turn=N` (default: the current turn) | `{"turn", "provider_wait_s"}`: model_gateway.wait_clock |
 | POST /control/revoke | | the virtual key stops working at once (the attempt ended) |
 | POST /control/shutdown | | `{"ok": true}`, then the process exits |
 
@@ -67,6 +68,11 @@ def create_control_app(state: GatewayState, token: str, stop: Callable[[], None]
     @app.get("/control/usage", dependencies=guard)
     def usage() -> dict:
         return asdict(state.usage_log.totals) | {"price_version": state.prices.version}
+
+    @app.get("/control/provider-wait", dependencies=guard)
+    def provider_wait(turn: int | None = Query(None, ge=0)) -> dict:
+        which = state.usage_log.turn if turn is None else turn
+        return {"turn": which, "provider_wait_s": state.wait_clock.wait_s(which)}
 
     @app.post("/control/revoke", dependencies=guard)
     def revoke() -> dict:

@@ -7,13 +7,20 @@ Speaks Anthropic Messages (+ count_tokens), OpenAI Responses and Chat Completion
 included. Each request is recorded (method, path, query, headers, body, the step it took and the
 usage it reported) to memory and, with `--record`, as a JSON line. `GET /_fake/requests` returns
 the records. It is the upstream of the gateway in tests; it never joins an attempt network.
+
+`--rate-limit-rpm N` makes it a rate-limited provider: beyond N model calls in any 60 s it
+answers 429 (`rate_limit_error` / `rate_limit_exceeded`, with `Retry-After`: the seconds until the
+window has room), as a real account does; `/_fake/health` counts those refusals.
 """
 from __future__ import annotations
 
 import asyncio
 import json
+import math
 import secrets
 import threading
+import time
+from collections import deque
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -52,10 +59,34 @@ def _takes_step(script: fs.Script, body: dict[str, Any]) -> bool:
     return script.match == "any" or bool(body.get("tools"))
 
 
-def create_fake_app(script: fs.Script, recorder: Recorder | None = None) -> FastAPI:
-    """The fake provider's app for one script."""
+class RateWindow:
+    """At most `per_minute` calls in any 60 s; the calls beyond it are refused and counted."""
+
+    def __init__(self, per_minute: int) -> None:
+        self.per_minute = per_minute
+        self.times: deque[float] = deque()
+        self.refused = 0
+        self._lock = threading.Lock()
+
+    def admit(self) -> float | None:
+        """None when the call is within the rate; else the seconds until the window has room."""
+        with self._lock:
+            now = time.monotonic()
+            while self.times and self.times[0] <= now - 60.0:
+                self.times.popleft()
+            if len(self.times) < self.per_minute:
+                self.times.append(now)
+                return None
+            self.refused += 1
+            return self.times[0] + 60.0 - now
+
+
+def create_fake_app(script: fs.Script, recorder: Recorder | None = None, *,
+                    rate_limit_rpm: int | None = None) -> FastAPI:
+    """The fake provider's app for one script (rate-limited beyond `rate_limit_rpm`, if given)."""
     app = FastAPI(title="fake provider", openapi_url=None, docs_url=None, redoc_url=None)
     rec = recorder or Recorder()
+    window = RateWindow(rate_limit_rpm) if rate_limit_rpm else None
     cursor = {"next": 0}
     lock = threading.Lock()
     # Ids are unique per fake process, as a real provider's are unique everywhere: a response id
@@ -87,6 +118,14 @@ def create_fake_app(script: fs.Script, recorder: Recorder | None = None) -> Fast
             item.update(step=None, status=200, usage=None)
             rec.add(item)
             return JSONResponse({"input_tokens": max(1, len(raw) // 4)})
+        wait = window.admit() if window is not None else None
+        if wait is not None:
+            item.update(step=None, status=429, usage=None, rate_limited=True)
+            rec.add(item)
+            message = f"rate limit of {window.per_minute} requests per minute exceeded"  # type: ignore[union-attr]
+            doc = ({"error": {"message": message, "type": "requests", "code": "rate_limit_exceeded"}}
+                   if api != "messages" else {"type": "error", "error": {"type": "rate_limit_error", "message": message}})
+            return JSONResponse(doc, status_code=429, headers={"retry-after": str(max(1, math.ceil(wait)))})
         index, step = pick(body if isinstance(body, dict) else {})
         model = script.model or str(body.get("model") or "fake")
         ident = f"fake{instance}n{len(rec.items) + 1}"
@@ -100,7 +139,9 @@ def create_fake_app(script: fs.Script, recorder: Recorder | None = None) -> Fast
             message = step.fail.get("message", "scripted failure")
             doc = ({"error": {"message": message, "type": kind, "code": kind}} if api != "messages"
                    else {"type": "error", "error": {"type": kind, "message": message}})
-            return JSONResponse(doc, status_code=status)
+            retry_after = step.fail.get("retry_after")  # a scripted "not now" may say when to come back
+            extra = {"retry-after": str(retry_after)} if retry_after is not None else None
+            return JSONResponse(doc, status_code=status, headers=extra)
         item.update(step=index, status=200, usage=dict(step.usage))
         rec.add(item)
         stream = body.get("stream") is True
@@ -149,6 +190,7 @@ def create_fake_app(script: fs.Script, recorder: Recorder | None = None) -> Fast
 
     @app.get("/_fake/health")
     def health() -> dict[str, Any]:
-        return {"ok": True, "steps": len(script.steps), "next": cursor["next"]}
+        return {"ok": True, "steps": len(script.steps), "next": cursor["next"],
+                "rate_limited": window.refused if window is not None else 0}
 
     return app

@@ -11,7 +11,7 @@ A script file (YAML or JSON):
           - {type: text, text: "Let me look."}
           - {type: tool_use, name: Bash, input: {command: "erp whoami", description: "who am I"}}
         usage: {input_tokens: 1200, output_tokens: 40, cache_read_tokens: 0, cache_write_tokens: 0}
-      - fail: {status: 529, type: overloaded_error, message: "Overloaded"}
+      - fail: {status: 529, type: overloaded_error, message: "Overloaded"}   # retry_after: N (a header)
     otherwise:                    # every other request, and every request after the last step
       content: [{type: text, text: "Done."}]
       usage: {input_tokens: 10, output_tokens: 2}

@@ -73,15 +73,19 @@ def _start(args: list[str], workdir: Path, env: dict[str, str] | None = None) ->
     raise RuntimeError(f"model_gateway {args[0]} did not become ready: {stderr_path.read_text()[-2000:]}")
 
 
-def start_fake_provider(script: dict[str, Any] | Path, *, workdir: Path | None = None) -> LocalProcess:
-    """The fake provider on 127.0.0.1:<free port>, playing `script` (a document or a file)."""
+def start_fake_provider(script: dict[str, Any] | Path, *, workdir: Path | None = None,
+                        rate_limit_rpm: int | None = None) -> LocalProcess:
+    """The fake provider on 127.0.0.1:<free port>, playing `script` (a document or a file);
+    answering 429 beyond `rate_limit_rpm` model calls a minute when given."""
     workdir = workdir or Path(tempfile.mkdtemp(prefix="pb-fake-"))
     if isinstance(script, dict):
         path = workdir / "script.json"
         path.write_text(json.dumps(script), encoding="utf-8")
         script = path
     record = workdir / "received.jsonl"
-    handle = _start(["fake-provider", "--script", str(script), "--bind", "127.0.0.1:0", "--record", str(record)], workdir)
+    limit = ["--rate-limit-rpm", str(rate_limit_rpm)] if rate_limit_rpm else []
+    handle = _start(["fake-provider", "--script", str(script), "--bind", "127.0.0.1:0", "--record", str(record), *limit],
+                    workdir)
     handle.files = {"script": script, "record": record}
     return handle
 

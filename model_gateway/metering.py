@@ -187,6 +187,9 @@ class UsageRow:
     detail: str | None = None
     cause: str | None = None  # a refusal's cause (model_gateway.policy: provider_tool, server_state, ...)
     reported: bool = False  # whether the provider reported usage at all
+    queued_s: float = 0.0  # waited at the limiter for the provider's capacity (model_gateway.limiter)
+    throttled_s: float = 0.0  # slept out the provider's "not now" answers before retrying
+    retries: int = 0  # calls retried after a 429 / 529 / 503 (model_gateway.limits.RetryPolicy)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

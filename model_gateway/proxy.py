@@ -22,10 +22,13 @@ from typing import Any
 
 import httpx
 
+from .admission import Admitted, limiter_for, send_admitted
 from .config import ROUTES, GatewayConfig, GatewaySecrets
+from .limiter_service import LimiterClient, LimiterUnavailable
 from .metering import UsageLog, UsageReader, UsageRow, priced_row
 from .policy import PolicyRefusal, check_request
 from .prices import PriceTable
+from .wait_clock import WaitClock
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -33,6 +36,8 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
 MAX_BODY = 32 * 1024 * 1024
+# GET: the caller's provider wait this turn (agent_sandbox.turn extends its budget by it).
+WAIT_PATH = "/_gateway/provider-wait"
 # Never forwarded: hop-by-hop headers, the client's credentials, its idea of the host and length.
 DROP_REQUEST = frozenset({
     "host", "content-length", "connection", "keep-alive", "proxy-authorization", "proxy-authenticate",
@@ -58,9 +63,14 @@ class GatewayState:
     networks: list[Any] = field(default_factory=list)
     own_hosts: set[str] = field(default_factory=set)  # the proxy's own HOST:PORT, always answered
     response_ids: set[str] = field(default_factory=set)  # Responses ids relayed to this attempt
+    limiter: LimiterClient | None = None  # the provider limits (model_gateway.admission.limiter_for)
+    wait_clock: WaitClock = field(init=False)
 
     def __post_init__(self) -> None:
         self.networks = self.config.client_networks()
+        self.wait_clock = WaitClock(lambda: self.usage_log.turn)
+        if self.limiter is None:
+            self.limiter = limiter_for(self.config, self.secrets)
 
     def http(self) -> httpx.AsyncClient:
         """The upstream client (made on first use, inside the running event loop)."""
@@ -158,6 +168,9 @@ class ProxyApp:
         provider = route[0] if route else None
         row = self.state.usage_log.next_row(provider=provider, endpoint=route[1] if route else None, model=None,
                                          stream=False, status="refused", http_status=0)
+        if scope.get("path") == WAIT_PATH:
+            await self._provider_wait(scope, send)
+            return
         try:
             body = await self._check(scope, receive, row)
         except Refusal as refusal:
@@ -171,8 +184,22 @@ class ProxyApp:
             return
         await self._forward(scope, send, body, row, started)
 
-    async def _check(self, scope: Scope, receive: Receive, row: UsageRow) -> bytes:
-        """Every check before forwarding; returns the request body. Raises Refusal."""
+    async def _provider_wait(self, scope: Scope, send: Send) -> None:
+        """This turn's provider wait so far, for the turn entrypoint's budget (the caller's own
+        attempt only: the same host, client and key checks as a model call; never logged)."""
+        try:
+            self._check_caller(scope)
+            key = _presented_key(_headers(scope))
+            if not key or not any(hmac.compare_digest(key.encode(), k.encode()) for k in self.state.secrets.virtual_keys):
+                raise Refusal(401, "authentication_error", "invalid API key for this gateway")
+        except Refusal as refusal:
+            await _send_json(send, refusal.status, error_body(None, refusal.status, refusal.kind, refusal.message))
+            return
+        turn = self.state.usage_log.turn
+        await _send_json(send, 200, {"turn": turn, "provider_wait_s": self.state.wait_clock.wait_s(turn)})
+
+    def _check_caller(self, scope: Scope) -> None:
+        """Method, request target, Host header and client address. Raises Refusal."""
         state, cfg = self.state, self.state.config
         method = scope.get("method", "")
         if method == "CONNECT":
@@ -195,6 +222,13 @@ class ProxyApp:
                 addr = None
             if addr is None or not any(addr in net for net in state.networks):
                 raise Refusal(403, "permission_error", "requests are accepted from this attempt's network only")
+
+    async def _check(self, scope: Scope, receive: Receive, row: UsageRow) -> bytes:
+        """Every check before forwarding; returns the request body. Raises Refusal."""
+        state, cfg = self.state, self.state.config
+        method = scope.get("method", "")
+        self._check_caller(scope)
+        headers = _headers(scope)
         path = scope.get("path", "")
         if path not in ROUTES:
             raise Refusal(404, "not_found_error", f"path {path!r} is not a provider API the gateway serves")
@@ -265,17 +299,26 @@ class ProxyApp:
         query = scope.get("query_string", b"").decode("latin-1")
         url = base + scope["path"] + (f"?{query}" if query else "")
         client = state.http()
-        request = client.build_request("POST", url, headers=self._upstream_headers(scope, provider), content=body)
+        headers = self._upstream_headers(scope, provider)
+
+        def make_request() -> httpx.Request:
+            return client.build_request("POST", url, headers=headers, content=body)
+
         try:
-            response = await client.send(request, stream=True)
-        except httpx.HTTPError as exc:
+            admitted = await send_admitted(state, provider, make_request, row, body)
+        except (httpx.HTTPError, LimiterUnavailable) as exc:
             row.status, row.http_status = "upstream_error", 502
-            row.detail = f"upstream unreachable: {type(exc).__name__}"
+            what = "limiter" if isinstance(exc, LimiterUnavailable) else "upstream"
+            row.detail = f"{what} unreachable: {type(exc).__name__}"
             row.latency_s = round(time.monotonic() - started, 6)
             state.usage_log.append(row)
             message = f"the model provider could not be reached ({type(exc).__name__})"
             await _send_json(send, 502, error_body(provider, 502, "api_error", message))
             return
+        await self._relay(send, admitted, row, started)
+
+    async def _relay(self, send: Send, admitted: Admitted, row: UsageRow, started: float) -> None:
+        state, provider, response = self.state, row.provider or "", admitted.response
         row.http_status = response.status_code
         row.status = "ok" if response.status_code < 400 else "upstream_status"
         streaming = response.headers.get("content-type", "").startswith("text/event-stream")
@@ -308,6 +351,7 @@ class ProxyApp:
             row.latency_s = round(time.monotonic() - started, 6)
             priced_row(row, usage, state.prices)
             state.usage_log.append(row)
+            await admitted.done(row.prompt_tokens + row.output_tokens if row.reported else None)
 
 
 async def _send_json(send: Send, status: int, doc: dict[str, Any]) -> None:

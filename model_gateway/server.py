@@ -6,7 +6,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,42 +13,10 @@ import uvicorn
 
 from .config import GatewayConfig, GatewaySecrets
 from .control import create_control_app
+from .listen import QuietServer, listen, parse_bind, sock_url
 from .metering import UsageLog
 from .prices import load_prices
 from .proxy import GatewayState, ProxyApp
-
-
-class _Server(uvicorn.Server):
-    # Signals are handled once for both listeners in `serve`.
-    @contextlib.contextmanager
-    def capture_signals(self):
-        yield
-
-
-def parse_bind(text: str) -> tuple[str, int]:
-    """HOST:PORT (PORT may be 0: pick a free one)."""
-    host, sep, port = text.rpartition(":")
-    if not sep or not host:
-        raise ValueError(f"expected HOST:PORT, got {text!r}")
-    return host.strip("[]"), int(port)
-
-
-def listen(host: str, port: int) -> socket.socket:
-    """A listening socket with TCP_NODELAY (no delayed-ACK stall on streamed answers)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.bind((host, port))
-    sock.listen(128)
-    sock.setblocking(False)
-    return sock
-
-
-def sock_url(sock: socket.socket) -> str:
-    """http://HOST:PORT of a bound socket."""
-    host, port = sock.getsockname()[:2]
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 @dataclass(frozen=True)
@@ -72,7 +39,7 @@ def serve(opts: ServeOptions) -> int:
         return 2
     prices = load_prices(Path(opts.config.prices) if opts.config.prices else None)
     state = GatewayState(config=opts.config, secrets=opts.secrets, prices=prices, usage_log=UsageLog(path=opts.usage_log_path))
-    servers: list[_Server] = []
+    servers: list[QuietServer] = []
 
     def stop() -> None:
         for s in servers:
@@ -86,8 +53,8 @@ def serve(opts: ServeOptions) -> int:
     # is seen (and refused) instead of being quietly reduced to its path.
     common = dict(log_level=opts.log_level, access_log=False, lifespan="off", http="h11",
                   timeout_graceful_shutdown=5, timeout_keep_alive=75)
-    servers.append(_Server(uvicorn.Config(ProxyApp(state), **common)))  # type: ignore[arg-type]
-    servers.append(_Server(uvicorn.Config(create_control_app(state, opts.control_token, stop), **common)))  # type: ignore[arg-type]
+    servers.append(QuietServer(uvicorn.Config(ProxyApp(state), **common)))  # type: ignore[arg-type]
+    servers.append(QuietServer(uvicorn.Config(create_control_app(state, opts.control_token, stop), **common)))  # type: ignore[arg-type]
 
     async def main() -> None:
         loop = asyncio.get_running_loop()

@@ -107,6 +107,10 @@ class RuntimeConfig(BaseModel):
     # `admission_root` (PB_START_SLOTS, PB_ADMISSION_ROOT); the rest queue, outside any deadline.
     start_slots: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1), ge=1)
     admission_root: Path = REPO_ROOT / ".cache" / "admission"
+    # ERP slots the docker backend makes ahead (orchestrator/backends/docker/warm_pool.py: an
+    # attempt's networks and its ERP started in standby, each taken by one attempt; PB_WARM_ERP_SLOTS).
+    # 0: none (every attempt makes its own). Each slot waiting costs a standby ERP's memory.
+    warm_erp_slots: int = Field(default=0, ge=0, le=16)
 
     # Timeouts (seconds).
     docker_api_timeout_s: float = 120.0
@@ -157,6 +161,8 @@ class RuntimeConfig(BaseModel):
             env["start_slots"] = v
         if v := os.environ.get("PB_ADMISSION_ROOT"):
             env["admission_root"] = Path(v)
+        if v := os.environ.get("PB_WARM_ERP_SLOTS"):
+            env["warm_erp_slots"] = v
         env.update(overrides)
         return cls.model_validate(env)
 

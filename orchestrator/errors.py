@@ -88,8 +88,9 @@ class ContainerStartError(InfraError):
 
 
 class KeeperLost(InfraError):
-    """An idle container the attempt's files depend on (the workspace keeper, a turn's keeper:
-    volume_quota.py; the netns holder) is no longer running. A quota volume's files live only
+    """An idle container the attempt's files depend on (the agent side's holder, which keeps the
+    workspace's and the declared turns' volumes and the network namespace: agent_holder.py; an
+    undeclared turn's keeper: volume_quota.py) is no longer running. A quota volume's files live only
     while a container holds it mounted, so they are gone; the agent cannot reach these
     containers, so this is never the agent's doing."""
 

@@ -17,6 +17,17 @@ Declared once per campaign (a YAML file, `--model-access FILE`, or the campaign 
     provider_tools: []                        # provider-executed tools allowed on purpose, e.g.
                                               # [web_search] (model_gateway.policy.PROVIDER_TOOLS);
                                               # default none. Part of the cell's identity.
+    limits:                                   # the provider account's limits, shared by every
+      anthropic: {requests_per_minute: 50, tokens_per_minute: 400000, concurrent_streams: 8}
+                                              # attempt of the campaign (model_gateway.limiter):
+                                              # calls queue instead of being refused
+    retry: {max_retries: 4, max_wait_s: 60, total_wait_s: 300}   # a 429/529/503 still answered
+    campaign_max_cost_usd: 200                # the whole campaign: no attempt starts that could
+                                              # take it past this (orchestrator.model_limits)
+
+Limits, retry and the campaign budget are operational: they are not part of an attempt's
+identity (the time a turn waited for the provider extends its budget, so a limit cannot change
+what the agent may do; see orchestrator/model_limits.py).
 
 A model the user serves on the orchestrator's own host (vLLM, llama.cpp, Ollama: an OpenAI- or
 Anthropic-compatible API) is declared with a loopback `base_url`: `http://localhost:PORT`,
@@ -55,6 +66,8 @@ from urllib.parse import urlsplit
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from model_gateway.limits import ProviderLimits, RetryPolicy
 
 ProviderName = Literal["anthropic", "openai"]
 
@@ -171,6 +184,9 @@ class ModelAccess(BaseModel):
     prices: Path | None = None
     # The gateway refuses every provider-executed tool (model_gateway.policy) unless named here.
     provider_tools: tuple[str, ...] = ()
+    limits: dict[ProviderName, ProviderLimits] = Field(default_factory=dict)
+    retry: RetryPolicy | None = None  # default: RetryPolicy() where limits are declared, else none
+    campaign_max_cost_usd: float | None = Field(default=None, ge=0)
 
     @field_validator("provider_tools")
     @classmethod
@@ -191,6 +207,11 @@ class ModelAccess(BaseModel):
                 raise ModelAccessError(f"model: {self.model!r} is not among providers.{provider}.models")
             return self.model
         return system_default if system_default in access.models else access.models[0]
+
+    def retry_policy(self) -> RetryPolicy | None:
+        """The gateway's retry policy: the declared one; the default one where limits are
+        declared (a queued campaign must not hand the agent a 429); else none."""
+        return self.retry if self.retry is not None else (RetryPolicy() if self.limits else None)
 
     def identity(self) -> dict[str, Any]:
         """What of it is part of an attempt's identity and record (no key, no key source path)."""

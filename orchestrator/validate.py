@@ -3,7 +3,10 @@
 Per task, seed and condition (clean, or a fault profile; `faults="all"`: clean and every profile
 the task declares):
 1. the scenario's handbook shows every clause a check cites (`**ID**`);
-2. two oracle attempts complete, pass every check, and give the same canonical database hash;
+2. two oracle runs give the same canonical database hash, and the oracle's attempts complete and
+   pass every check; under a clean condition the second run is the scenario's own reference run
+   (the oracle through the local backend, recorded when the scenario was built) when it has one,
+   so the seed's clean oracle runs once on the backend (`reuse_reference=False`: twice);
 3. under a fault condition, the fault plan hit the oracle (at least one fault injected);
 4. the null policy completes and fails;
 5. each negative control (the task's, plus the fault profile's under that condition) completes,
@@ -22,22 +25,26 @@ lint clean (`tasks.handbook.problems`); once per seed: the scenario agrees with 
 (`tasks.lint.scenario_problems`).
 
 Attempts go through one call, `run_cell` (the `CellAttempts` below wraps it), so validation
-runs the same lifecycle as a campaign, on either backend.
+runs the same lifecycle as a campaign, on either backend; orchestrator/validate_matrix.py runs them
+across the whole matrix at once, scenarios built ahead; orchestrator/validate_report.py prints.
 """
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import json
 import shutil
 import tempfile
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from orchestrator.cells import CLEAN, Cell
 from orchestrator.grading.disclosure_probe import ProbeResult, probe_final_db
+from orchestrator.validate_matrix import NOT_BEGUN, Figures, Job, MatrixPool, SeedWork
 from tasks import handbook
 from tasks.lint import scenario_problems
 from tasks.packs import PackError, TaskPack
@@ -101,6 +108,7 @@ class Report:
     disclosure: dict[str, ProbeTally] = field(default_factory=dict)  # task -> its oracles' probes
     interrupted: bool = False  # stopped by a signal: what ran is reported, the rest was not begun
     image_digests: dict[str, list[str]] = field(default_factory=dict)  # image -> ids the attempts ran
+    figures: Figures | None = None  # this run's wall time, attempts and builds (set by `validate`)
 
     @property
     def problems(self) -> list[Entry]:
@@ -289,17 +297,20 @@ def conditions_of(task: TaskPack, faults: str | None) -> list[str]:
 def validate(tasks: list[str], seeds: list[int], *, strict: bool = False, faults: str | None = None,
              run_one: RunOne, scenario_for: Callable[[str, int], Any] | None = None,
              known_rules: list[str] | None = None, progress: Callable[[str], None] | None = None,
-             concurrency: int = 1, stopped: Callable[[], bool] = lambda: False,
-             reuse: dict[str, list[Entry]] | None = None,
+             concurrency: int = 1, scenario_jobs: int = 1, stopped: Callable[[], bool] = lambda: False,
+             reuse: dict[str, list[Entry]] | None = None, reuse_reference: bool = True,
              task_done: Callable[[Report, str], None] | None = None) -> Report:
     """Run the §11 controls for every task × seed; return the report (no printing).
 
-    A seed's attempts (two oracle runs, null, each control) are independent once its scenario
-    exists, so up to `concurrency` of them run at once; the report's order does not depend on
-    which finishes first. Once `stopped()` is true no further seed or condition is begun and
-    the report says it was interrupted. `reuse`: task -> the entries an earlier run of the same
-    versions recorded (a resumed validation: the task is not run again); `task_done(report,
-    task)` is called once each task's matrix is complete (to write the record as it goes)."""
+    Attempts are independent once their scenario exists, so up to `concurrency` of them run at
+    once across the whole matrix while up to `scenario_jobs` scenarios are built ahead
+    (orchestrator/validate_matrix.py); the report's order does not depend on which finishes
+    first. Once `stopped()` is true nothing further is begun and the report says it was
+    interrupted. `reuse`: task -> the entries an earlier run of the same versions recorded (a
+    resumed validation: the task is not run again); `task_done(report, task)` is called once
+    each task's matrix is complete, in the tasks' order (to write the record as it goes). The
+    run's wall time and counts are in `report.figures`. `reuse_reference`: a clean condition's
+    second oracle run is the scenario's recorded reference run when it has one (`_condition_jobs`)."""
     if known_rules is None:
         from orchestrator.grading.rules import known_rules as _kr
 
@@ -318,102 +329,178 @@ def validate(tasks: list[str], seeds: list[int], *, strict: bool = False, faults
             return {"outcome": "infra_error", "error": {"message": f"{type(exc).__name__}: {exc}"}}
 
     rep = Report(tasks, seeds, condition)
-    for n, slug in enumerate(tasks, start=1):
-        if slug in (reuse or {}):
-            rep.entries += (reuse or {})[slug]
-            say(f"[{n}/{len(tasks)}] {slug}: recorded earlier for these versions, not run again")
+    with MatrixPool(concurrency, scenario_jobs, stopped) as pool:
+        rep.figures = pool.figures
+        # First every task's own entries and its seeds' builds (queued in the matrix's order) ...
+        planned: dict[str, _TaskPlan | None] = {}
+        for slug in tasks:
+            planned[slug] = None if slug in (reuse or {}) else _plan_task(
+                slug, seeds, faults, strict=strict, known_rules=known_rules, scenario_for=scenario_for,
+                attempt=attempt, say=say, pool=pool, reuse_reference=reuse_reference)
+        # ... then the judgement, task by task, seed by seed, as the results come in.
+        for n, slug in enumerate(tasks, start=1):
+            plan = planned[slug]
+            if plan is None:
+                rep.entries += (reuse or {})[slug]
+                say(f"[{n}/{len(tasks)}] {slug}: recorded earlier for these versions, not run again")
+            else:
+                say(f"[{n}/{len(tasks)}] {slug}")
+                rep.entries += plan.entries
+                rep.notes += plan.notes
+                if not _judge_task(rep, plan, strict=strict):
+                    rep.interrupted = True
+                    break
             if task_done:
                 task_done(rep, slug)
-            continue
-        say(f"[{n}/{len(tasks)}] {slug}")
-        if not _validate_task(rep, slug, seeds, faults, strict=strict, known_rules=known_rules,
-                              scenario_for=scenario_for, attempt=attempt, say=say, concurrency=concurrency,
-                              stopped=stopped):
-            rep.interrupted = True
-            return rep
-        if task_done:
-            task_done(rep, slug)
     return rep
 
 
-def _validate_task(rep: Report, slug: str, seeds: list[int], faults: str | None, *, strict: bool,
-                   known_rules: list[str], scenario_for: Callable[[str, int], Any],
-                   attempt: Callable[..., dict[str, Any]], say: Callable[[str], None], concurrency: int,
-                   stopped: Callable[[], bool]) -> bool:
-    """Every seed and condition of one task into `rep`; False when stopped before the end."""
+@dataclass
+class _TaskPlan:
+    """One task's queued work: its task-level entries and notes, and per seed its `SeedWork`."""
+
+    task: TaskPack | None
+    entries: list[Entry] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seeds: list[tuple[int, Future[SeedWork]]] = field(default_factory=list)
+    conditions: list[str] = field(default_factory=list)
+
+
+def _plan_task(slug: str, seeds: list[int], faults: str | None, *, strict: bool, known_rules: list[str],
+               scenario_for: Callable[[str, int], Any], attempt: Callable[..., dict[str, Any]],
+               say: Callable[[str], None], pool: MatrixPool, reuse_reference: bool) -> _TaskPlan:
+    """The task-level checks of `slug`, and its seeds' scenario builds and attempts queued."""
+    scratch = Report([slug], seeds, ALL_FAULTS if faults == ALL_FAULTS else (faults or CLEAN))
     try:
         task = load_task(slug)
     except PackError as exc:
-        rep.add(slug, "pack", None, [str(exc)])
-        return True
-    rep.add(slug, "handbook", None, handbook.problems(slug, known_rules))
+        scratch.add(slug, "pack", None, [str(exc)])
+        return _TaskPlan(None, scratch.entries)
+    scratch.add(slug, "handbook", None, handbook.problems(slug, known_rules))
     try:
         lint = handbook.lint(slug, known_rules)
         if lint.unenforced:
-            rep.notes.append(f"{slug}: clauses no check enforces: {', '.join(lint.unenforced)}")
+            scratch.notes.append(f"{slug}: clauses no check enforces: {', '.join(lint.unenforced)}")
     except PackError:
         pass  # already reported under "handbook"
     try:
         conditions = conditions_of(task, faults)
     except ValueError as exc:
-        rep.add(slug, "faults", None, [str(exc)])
-        return True
+        scratch.add(slug, "faults", None, [str(exc)])
+        return _TaskPlan(None, scratch.entries, scratch.notes)
     if not Path(task.alt_module).is_file():
         missing = f"no alt policy ({task.alt_module.name} missing): the alt control cannot run"
         if strict:  # the release gate: every pack shows a second, independent route passing
-            rep.add(slug, "alt", None, [missing])
+            scratch.add(slug, "alt", None, [missing])
         else:
-            rep.notes.append(f"{slug}: {missing}")
-    known = {c.name for c in task.checks}
+            scratch.notes.append(f"{slug}: {missing}")
+    plan = _TaskPlan(task, scratch.entries, scratch.notes, conditions=conditions)
+
     for seed in seeds:
-        if stopped():
+        def build(seed: int = seed) -> Any:
+            say(f"{slug} seed {seed}: scenario")
+            return scenario_for(slug, seed)
+
+        def jobs_for(scen: Any, seed: int = seed) -> dict[str, list[Job]]:
+            reference = reference_run_hash(scen) if reuse_reference else None
+            return {cond: [(name, functools.partial(_run_job, attempt, say, name, cell, seed, r, scen, task))
+                           for name, cell, r in _condition_jobs(task, cond, reference)] for cond in conditions}
+
+        plan.seeds.append((seed, pool.seed(build, jobs_for)))
+    return plan
+
+
+def _run_job(attempt: Callable[..., dict[str, Any]], say: Callable[[str], None], name: str, cell: Cell,
+             seed: int, r: int, scen: Any, task: TaskPack) -> dict[str, Any]:
+    tag = "" if cell.condition == CLEAN else f" +{cell.condition}"
+    say(f"{task.slug} seed {seed}{tag}: {name}")
+    return attempt(cell, seed, r, scen, task)
+
+
+def reference_run_hash(scen: Any) -> str | None:
+    """The canonical database hash of the scenario's own reference run (the oracle, clean, through
+    the local backend, recorded with the scenario in oracle-run/oracle.json), or None without one."""
+    from orchestrator.scenarios.oracle_run import META_FILE, ORACLE_RUN_DIR
+
+    try:
+        meta = json.loads((Path(scen.dir) / ORACLE_RUN_DIR / META_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+    digest = meta.get("canonical_db") if isinstance(meta, dict) else None
+    return digest if isinstance(digest, str) and digest else None
+
+
+def _condition_jobs(task: TaskPack, cond: str, reference: str | None = None) -> list[tuple[str, Cell, int]]:
+    """The attempts of one condition: the oracle twice, null, every control of `cond`, the alt.
+    With `reference` (the scenario's reference run's hash) a clean condition runs the oracle once:
+    the reference run is its second run (§11.4: two oracle runs of the seed, same canonical state)."""
+    slug = task.slug
+    jobs = [("oracle#1", Cell("oracle", slug, cond), 1)]
+    if not (reference and cond == CLEAN):
+        jobs.append(("oracle#2", Cell("oracle", slug, cond), 2))
+    jobs.append(("null", Cell("null", slug, cond), 1))
+    jobs += [(policy, Cell(policy, slug, cond), 1) for policy in sorted(task.controls_for(cond))]
+    if Path(task.alt_module).is_file():
+        jobs.append(("alt", Cell("alt", slug, cond), 1))
+    return jobs
+
+
+def _judge_task(rep: Report, plan: _TaskPlan, *, strict: bool) -> bool:
+    """Every seed and condition of one planned task into `rep`, in order; False when the
+    validation was stopped before all of it ran."""
+    task = plan.task
+    if task is None:
+        return True
+    slug = task.slug
+    known = {c.name for c in task.checks}
+    for seed, future in plan.seeds:
+        work = future.result()
+        if not work.begun:
             return False
-        say(f"{slug} seed {seed}: scenario")
-        try:
-            scen = scenario_for(slug, seed)
-            n_turns = len(scen.turns)
-        except Exception as exc:  # a generator or reference failure is a task problem
-            rep.add(slug, "scenario", seed, [f"{type(exc).__name__}: {exc}"], condition=conditions[0])
+        if work.error is not None:  # a generator or reference failure is a task problem
+            rep.add(slug, "scenario", seed, [f"{type(work.error).__name__}: {work.error}"], condition=plan.conditions[0])
             continue
-        rep.add(slug, "scenario", seed, cited_clause_problems(task, scen.handbook_dir)
-                + scenario_problems(task, scen.dir), condition=conditions[0])
-        for cond in conditions:
-            if stopped():
+        scen = work.scenario
+        try:
+            n_turns = len(scen.turns)
+            probs = cited_clause_problems(task, scen.handbook_dir) + scenario_problems(task, scen.dir)
+        except Exception as exc:  # an unreadable scenario folder is the task's problem too
+            rep.add(slug, "scenario", seed, [f"{type(exc).__name__}: {exc}"], condition=plan.conditions[0])
+            continue
+        rep.add(slug, "scenario", seed, probs, condition=plan.conditions[0])
+        for cond in plan.conditions:
+            results = {name: f.result() for name, f in work.attempts.get(cond, [])}
+            if any(r is NOT_BEGUN for r in results.values()):
                 return False
-            _validate_condition(rep, task, scen, seed, cond, n_turns, known, strict=strict,
-                                attempt=attempt, say=say, concurrency=concurrency)
+            _judge_condition(rep, task, scen, seed, cond, n_turns, known, results, strict=strict)
     return True
 
 
-def _validate_condition(rep: Report, task: TaskPack, scen: Any, seed: int, cond: str, n_turns: int,
-                        known: set[str], *, strict: bool, attempt: Callable[..., dict[str, Any]],
-                        say: Callable[[str], None], concurrency: int) -> None:
-    """Oracle twice, null and every control of `cond` on one scenario; entries into `rep`."""
+def _judge_condition(rep: Report, task: TaskPack, scen: Any, seed: int, cond: str, n_turns: int,
+                     known: set[str], results: dict[str, dict[str, Any]], *, strict: bool) -> None:
+    """The entries of one condition of one seed from its attempts' results (oracle twice, null,
+    every control of `cond`, the alt)."""
     slug = task.slug
     controls = task.controls_for(cond)
     tag = "" if cond == CLEAN else f" +{cond}"
-    jobs = [("oracle#1", Cell("oracle", slug, cond), 1), ("oracle#2", Cell("oracle", slug, cond), 2),
-            ("null", Cell("null", slug, cond), 1)]
-    jobs += [(policy, Cell(policy, slug, cond), 1) for policy in sorted(controls)]
-    has_alt = Path(task.alt_module).is_file()
-    if has_alt:
-        jobs.append(("alt", Cell("alt", slug, cond), 1))
-
-    def run_job(job: tuple[str, Cell, int]) -> dict[str, Any]:
-        name, cell, r = job
-        say(f"{slug} seed {seed}{tag}: {name}")
-        return attempt(cell, seed, r, scen, task)
-
-    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-        results = dict(zip((j[0] for j in jobs), pool.map(run_job, jobs), strict=True))
 
     def add(control: str, problems: list[str], fine: str = "ok", result: dict[str, Any] | None = None) -> None:
         rep.add(slug, control, seed, problems, fine, condition=cond, result=result)
 
-    oracle_results = [results["oracle#1"], results["oracle#2"]]
-    for r, res in enumerate(oracle_results, start=1):
-        add(f"oracle#{r}", oracle_problems(res, n_turns), "pass", res)
-    hashes = [_canonical(r) for r in oracle_results]
+    if "oracle#2" in results:
+        oracle_results = [results["oracle#1"], results["oracle#2"]]
+        for r, res in enumerate(oracle_results, start=1):
+            add(f"oracle#{r}", oracle_problems(res, n_turns), "pass", res)
+        hashes = [_canonical(r) for r in oracle_results]
+    else:  # the second run is the scenario's reference run (its final database is not kept: when
+        # determinism holds it is oracle#1's canonical state, so probing oracle#1's covers it)
+        oracle_results = [results["oracle#1"]]
+        add("oracle#1", oracle_problems(oracle_results[0], n_turns), "pass", oracle_results[0])
+        ref = reference_run_hash(scen)
+        add("oracle#2", [] if ref else ["the scenario's reference run has no recorded canonical hash"],
+            f"the scenario's reference run (local backend, {str(ref)[:12]})",
+            {"outcome": "graded", "checks": [], "hashes": {"canonical_db": ref}})
+        hashes = [_canonical(oracle_results[0]), ref]
     same = [] if hashes[0] and hashes[0] == hashes[1] else [f"canonical hashes differ: {hashes[0]} vs {hashes[1]}"]
     add("determinism", same, (hashes[0] or "")[:12])
     tally = rep.disclosure.setdefault(slug, ProbeTally())
@@ -440,76 +527,20 @@ def _validate_condition(rep: Report, task: TaskPack, scen: Any, seed: int, cond:
         res = results[policy]
         add(policy, control_problems(res, targets, known, n_turns, strict),
             "fails " + ", ".join(sorted(failed_checks(res) & set(targets)))[:60], res)
-    if has_alt:
+    if "alt" in results:
         res = results["alt"]
         alt_faults = (res.get("fault_metrics") or {}).get("faults_injected")
         add("alt", oracle_problems(res, n_turns, who="alt"),
             "pass" + ("" if cond == CLEAN else f" ({alt_faults or 0} fault(s))"), res)
 
 
-# ------------------------------------------------------------------------------------ printing
-
-
-def print_report(rep: Report, console=None) -> None:
-    """The matrix (task × control × seed) and the list of problems, with rich."""
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    console = console or Console()
-    for slug, cond in [(t, c) for t in rep.tasks for c in rep.conditions]:
-        rows: dict[str, dict[Any, Entry]] = {}
-        for e in rep.entries:
-            if e.task == slug and e.condition == cond:
-                rows.setdefault(e.control, {})[e.seed] = e
-        if not rows:
-            continue
-        table = Table(title=f"{slug} ({cond})", show_lines=False)
-        table.add_column("control")
-        cols: list[Any] = [None] + list(rep.seeds)
-        for s in cols:
-            table.add_column("task" if s is None else f"seed {s}", justify="center")
-        for control, by_seed in rows.items():
-            cells = []
-            for s in cols:
-                found = by_seed.get(s)
-                cells.append("" if found is None else ("[green]ok[/]" if found.ok else "[bold red]FAIL[/]"))
-            table.add_row(control, *cells)
-        console.print(table)
-    if rep.disclosure:
-        console.print("disclosure probe (every restricted class, oracle final databases):")
-        for slug, tally in rep.disclosure.items():
-            style = "red" if tally.findings else "green"
-            console.print(Text(f"  {slug}: ", style=style) + Text(tally.summary()), highlight=False)
-    for note in rep.notes:
-        console.print(Text(f"note: {note}", style="dim"), highlight=False)
-    # One line per pack, so the end of a long run's log says where each stands.
-    for slug in rep.tasks:
-        mine = [e for e in rep.entries if e.task == slug]
-        if mine:
-            bad = [e for e in mine if not e.ok]
-            mark, style = ("✗", "red") if bad else ("✓", "green")
-            lost = sum(e.infra for e in bad)
-            console.print(Text(f"{mark} {slug}: {len(mine)} entries, {len(bad)} problem(s)"
-                               + (f" ({lost} lost to the infrastructure)" if lost else ""), style=style), highlight=False)
-    if rep.problems:
-        console.print(f"[bold red]{len(rep.problems)} problem(s):[/]")
-        for e in rep.problems:
-            where = f"{e.task}" + ("" if e.condition == CLEAN else f"+{e.condition}") + f" {e.control}" \
-                + ("" if e.seed is None else f" seed {e.seed}")
-            # The note is plain text (it may hold brackets): never parse it as markup.
-            console.print(Text("  ✗ ", style="red") + Text(f"{where}: {e.note}"), highlight=False)
-    if rep.interrupted:
-        console.print("[bold yellow]interrupted: the validation was stopped; what ran is above, the rest was not "
-                      "run (no verdict)[/]")
-    elif not rep.problems:
-        console.print("[bold green]validation passed[/]")
+# ------------------------------------------------------------------------------------ running it
 
 
 def run_validation(tasks: list[str], seeds: list[int], *, strict: bool, faults: str | None,
                    backend: str, runs_root: Path | None = None, keep: bool = False,
-                   concurrency: int = 1, cancel: threading.Event | None = None,
-                   reuse: dict[str, list[Entry]] | None = None,
+                   concurrency: int = 1, scenario_jobs: int = 1, cancel: threading.Event | None = None,
+                   reuse: dict[str, list[Entry]] | None = None, reuse_reference: bool = True,
                    task_done: Callable[[Report, str], None] | None = None) -> Report:
     """Validate through real attempts on `backend`; attempt records go under `runs_root`
     (a temporary folder, removed afterwards unless `keep` or there were problems). Setting
@@ -528,6 +559,7 @@ def run_validation(tasks: list[str], seeds: list[int], *, strict: bool, faults: 
 
     rep = validate(tasks, seeds, strict=strict, faults=faults, run_one=attempts,
                    progress=lambda m: print(f"… {m}", flush=True), concurrency=concurrency,
+                   scenario_jobs=scenario_jobs, reuse_reference=reuse_reference,
                    stopped=attempts.cancel.is_set, reuse=reuse, task_done=done)
     rep.interrupted = attempts.cancel.is_set()  # also a stop during the last condition
     rep.image_digests = image_digests(root / label)

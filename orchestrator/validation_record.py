@@ -4,8 +4,9 @@ A JSON file (schema 1) holding every entry of the validation matrix — per task
 condition × control: the verdict (`ok`), the note, the attempt's failed checks and canonical
 database hash — with the versions it was proved for: each task's version and tree hash, the
 shared sources' hashes and the images' content-hash tags (`orchestrator.campaign.sources`), the
-image digests the attempts recorded, the backend and the commit. `self_sha256` is the SHA-256 of
-its canonical JSON without that field.
+image digests the attempts recorded, the backend and the commit. `run` is what the run that
+wrote it cost (wall time, attempts, attempts per minute, scenario builds; a resumed run counts
+only what it ran itself). `self_sha256` is the SHA-256 of its canonical JSON without that field.
 
 The record is written after every task, so a validation that stops can be resumed
 (`--resume`): a task whose matrix the record holds complete, for the same versions and options,
@@ -83,6 +84,8 @@ def build_record(rep: Report, versions: dict[str, Any], options: dict[str, Any],
         "notes": list(carried.get("notes") or []) + list(rep.notes),
         "disclosure": dict(sorted({**(carried.get("disclosure") or {}),
                                    **{t: tally.summary() for t, tally in rep.disclosure.items()}}.items())),
+        # What this run cost (a resumed run: only what it ran itself): wall time, attempts per minute.
+        "run": rep.figures.as_dict() if rep.figures is not None else None,
     }
     record["self_sha256"] = record_self_sha256(record)
     return record

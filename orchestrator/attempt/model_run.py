@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from agent_sandbox.provider_wait import PROVIDER_WAIT_KEY_ENV, PROVIDER_WAIT_URL_ENV
 from agent_sandbox.systems import SystemSpec
+from model_gateway.proxy import WAIT_PATH
 from orchestrator.attempt.model_usage import GatewayControl, GatewayUnavailable, UsageLogStreamer, attempt_usage, turn_usage
 from orchestrator.backends.docker.route_fix import run_route_script
 from orchestrator.cells import CLEAN
@@ -102,8 +105,10 @@ class ModelRun:
             raise InfraError(f"model access: {exc}", phase=Phase.SERVICES) from None
         token = secrets.token_hex(32)
         vkey = new_virtual_key()
+        limiter_url, limiter_token = _limiter_for(sandbox, upstream, local)
         launch = GatewayLaunch(attempt_id=attempt_id, access=upstream, virtual_key=vkey, control_token=token,
-                               upstream_keys=keys, clients=clients)
+                               upstream_keys=keys, clients=clients, limiter_url=limiter_url,
+                               limiter_token=limiter_token)
         spec = gateway_service(launch, config)
         if gateway_image:
             spec = _with_image(spec, gateway_image)
@@ -111,7 +116,7 @@ class ModelRun:
         started.append(GATEWAY)
         sandbox.wait_service_healthy(GATEWAY, error=GatewayFailed)
         if not local:
-            pin_gateway_routes(sandbox, upstream_ips(upstream))
+            pin_gateway_routes(sandbox, upstream_ips(upstream) + _literal_ips(limiter_url))
         endpoints = GatewayEndpoints.of(raw, local=local)
         control = GatewayControl(endpoints.control_url, token)
         streamer = UsageLogStreamer(control, attempt_dir / USAGE_LOG_FILE)
@@ -127,15 +132,35 @@ class ModelRun:
             self.control.mark_turn(n)
         except GatewayUnavailable as exc:
             raise GatewayFailed(str(exc), phase=Phase.TURN) from None
-        return self.system.model.turn_env(self.endpoints.agent_url, self.virtual_key, self.model)
+        env = self.system.model.turn_env(self.endpoints.agent_url, self.virtual_key, self.model)
+        if self.access.limits or self.access.retry is not None:
+            # The entrypoint extends the turn's budget by the provider wait (orchestrator/model_limits.py).
+            env.update({PROVIDER_WAIT_URL_ENV: self.endpoints.agent_url + WAIT_PATH, PROVIDER_WAIT_KEY_ENV: self.virtual_key})
+        return env
 
     def after_turn(self, n: int) -> dict[str, Any]:
         """The gateway's usage of turn `n` (turns.jsonl); `check_outage` judges it afterwards."""
         try:
             self.streamer.pull()
+            wait = self.control.provider_wait(n)
         except GatewayUnavailable as exc:
             raise GatewayFailed(str(exc), phase=Phase.TURN) from None
-        return turn_usage(self.streamer.rows, n)
+        usage = turn_usage(self.streamer.rows, n)
+        if self.access.limits or self.access.retry is not None or wait:
+            usage["provider_wait_s"] = round(wait, 3)  # what the turn's budget was extended by
+        return usage
+
+    def wait_of(self, n: int) -> Callable[[], float]:
+        """Turn `n`'s provider wait as the backend's hard deadline reads it (`TurnLaunch.provider_wait`)."""
+        return lambda: self.provider_wait(n)
+
+    def provider_wait(self, n: int) -> float:
+        """Turn `n`'s provider wait so far (the runtime's hard deadline asks it; 0 when the
+        gateway does not answer: the deadline is then the plain budget)."""
+        try:
+            return self.control.provider_wait(n)
+        except GatewayUnavailable:
+            return 0.0
 
     @staticmethod
     def check_outage(usage: dict[str, Any], n: int) -> None:
@@ -304,6 +329,36 @@ def pin_gateway_routes(sandbox: Any, ips: list[str]) -> list[str]:
         raise GatewayFailed(f"could not pin the gateway's routes (exit {code}): {table!r}",
                             phase=Phase.SERVICES)
     return table
+
+
+def _limiter_for(sandbox: Any, access: ModelAccess, local: bool) -> tuple[str | None, str | None]:
+    """The campaign limiter's URL as this attempt's gateway reaches it, and its token; (None,
+    None) when no limits are declared or no campaign runs a limiter (the gateway then keeps
+    them itself). A limiter on the host's loopback is reached, in containers, through a door
+    opened for the gateway alone, like a model served on the host."""
+    from urllib.parse import urlsplit
+
+    from orchestrator.model_limits import campaign_limiter
+
+    found = campaign_limiter() if access.limits else None
+    if found is None:
+        return None, None
+    url, token = found
+    parts = urlsplit(url)
+    if not local and parts.hostname in ("127.0.0.1", "localhost", "::1"):
+        ip, port = sandbox.open_host_port("egress", GATEWAY, ("127.0.0.1", parts.port or 80))
+        url = f"http://{ip}:{port}"
+    return url, token
+
+
+def _literal_ips(url: str | None) -> list[str]:
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    try:
+        return [str(ipaddress.IPv4Address(urlsplit(url).hostname or ""))] if url else []
+    except ValueError:
+        return []
 
 
 def _with_image(spec: Any, image: str) -> Any:

@@ -60,6 +60,11 @@ class GatewayControl:
         items = self._call("GET", "/control/usage-log", params={"after": after, "limit": limit}).get("items")
         return list(items or [])
 
+    def provider_wait(self, turn: int) -> float:
+        """Seconds turn `turn` waited for the provider's capacity (model_gateway.wait_clock)."""
+        value = self._call("GET", "/control/provider-wait", params={"turn": turn}).get("provider_wait_s")
+        return float(value) if isinstance(value, (int, float)) else 0.0
+
     def revoke(self) -> None:
         """The virtual key stops working (the attempt's agent work is over)."""
         self._call("POST", "/control/revoke")
@@ -163,7 +168,17 @@ def turn_usage(rows: Iterable[dict[str, Any]], turn: int) -> dict[str, Any]:
     out["upstream_errors"] = sum(1 for r in mine if r.get("status") in ("upstream_error", "upstream_status"))
     out["refused"] = sum(1 for r in mine if r.get("status") == "refused")
     out["provider_outage"] = is_outage(mine)
+    _waits(out, mine)
     return out
+
+
+def _waits(out: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    """Per-call waits for the provider's capacity, summed (only when there were any)."""
+    queued = sum(float(r.get("queued_s") or 0) for r in rows)
+    throttled = sum(float(r.get("throttled_s") or 0) for r in rows)
+    retries = sum(int(r.get("retries") or 0) for r in rows)
+    if queued or throttled or retries:
+        out.update(queued_s=round(queued, 3), throttled_s=round(throttled, 3), provider_retries=retries)
 
 
 def attempt_usage(rows: list[dict[str, Any]], price_version: str | None = None) -> dict[str, Any]:

@@ -273,7 +273,11 @@ class AttemptRun:
         with self.clock.phase(Phase.OPEN):
             self.checkpoint()
             self.backend.ensure_prepared()
-            self.sandbox = self.backend.open_attempt(AttemptContext(self.run_id, self.config.campaign, self.paths))
+            resolved = self.resolved
+            turns = tuple(t.n for t in resolved.turns) if resolved is not None and not is_human_system(
+                self.spec.cell.system) else ()
+            self.sandbox = self.backend.open_attempt(AttemptContext(self.run_id, self.config.campaign, self.paths,
+                                                                    turns=turns))
 
     def start_services(self) -> None:
         """The ERP up and healthy, its audit and fault streams followed, the handbook in place."""
@@ -355,6 +359,7 @@ class AttemptRun:
             image=agent_image(self),
             cancel=self.cancel,  # the backend stops the turn within seconds of a cancel
             next_n=next_n,  # the backend may prepare the next turn while this one runs
+            provider_wait=self.model.wait_of(turn.n) if self.model is not None else None,  # model_limits.py
         )
         turn_wall_start = time.time()
         if self.human is not None:  # the person ends the turn in the browser, or the budget does

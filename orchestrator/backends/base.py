@@ -22,11 +22,12 @@ from __future__ import annotations
 import abc
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent_sandbox.provider_wait import extended_deadline
 from orchestrator.admission import Held, StartSlots
 from orchestrator.backends.services import (
     HealthCheck,
@@ -60,6 +61,10 @@ class AttemptContext:
     attempt_id: str
     campaign: str
     paths: AttemptPaths
+    # The turn numbers the attempt will run, when known at open (docker: their quota volumes are
+    # made with the agent side and held by its one idle container; a turn not listed gets a
+    # volume and keeper of its own when it comes).
+    turns: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,25 @@ class TurnLaunch:
     # The number of the turn that follows this one in the same sandbox, if any: the backend may
     # make what that turn needs (`Sandbox.prepare_turn`) while this one runs.
     next_n: int | None = None
+    # The turn's provider wait so far (the gateway's control API; orchestrator/model_limits.py):
+    # the hard deadline is the budget plus it (capped), plus the grace. None: no model gateway.
+    provider_wait: Callable[[], float] | None = None
+
+    def wait_until_deadline(self, wait: Callable[[float], object], timeouts: tuple[type[BaseException], ...],
+                            started: float, grace_s: float) -> bool:
+        """Call `wait(seconds)` until the turn ends or its hard deadline passes (`wait` raises one
+        of `timeouts` when its time is up); True when the deadline passed."""
+        while True:
+            waited = self.provider_wait() if self.provider_wait is not None else 0.0
+            left = extended_deadline(started, self.budget_s, waited) + grace_s - time.monotonic()
+            if left <= 0:
+                return True
+            try:
+                wait(left)
+                return False
+            except timeouts:
+                if self.provider_wait is None:
+                    return True
 
 
 @dataclass
@@ -174,7 +198,7 @@ class Sandbox(abc.ABC):
         """
         if spec.name in self._services:
             raise ServiceSpecError(f"service {spec.name!r} is already started in this sandbox")
-        if self.admission is not None:
+        if self.admission is not None and self.start_is_expensive(spec):
             held = self._shared_slot()
             waited_s = 0.0
             if held is None:
@@ -192,6 +216,11 @@ class Sandbox(abc.ABC):
         if spec.health is None:
             self._release_admission(spec.name)  # nothing to wait for: the start is over
         return endpoints
+
+    def start_is_expensive(self, spec: ServiceSpec) -> bool:
+        """Whether starting `spec` takes a host-wide start slot (docker: not a standby ERP that
+        only opens its database, warm_pool.py)."""
+        return True
 
     def _shared_slot(self) -> Held | None:
         """The slot this sandbox already holds, if a start is still before its health wait.

@@ -299,11 +299,10 @@ class LocalSandbox(Sandbox):
                 except subprocess.TimeoutExpired:
                     _kill_group(proc.pid, signal.SIGKILL)
 
-            try:
-                with CancelWatch(turn.cancel, stop_now):
-                    proc.wait(turn.budget_s + self.config.turn_hard_grace_s)
-            except subprocess.TimeoutExpired:
-                timed_out = True
+            with CancelWatch(turn.cancel, stop_now):
+                timed_out = turn.wait_until_deadline(lambda left: proc.wait(left), (subprocess.TimeoutExpired,),
+                                                     started, self.config.turn_hard_grace_s)
+            if timed_out:
                 _kill_group(proc.pid, signal.SIGTERM)
                 try:
                     proc.wait(self.config.kill_grace_s)

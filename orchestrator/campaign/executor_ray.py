@@ -33,6 +33,7 @@ from orchestrator.campaign.ray_node import node_attempt, pack_folder, unpack_fol
 from orchestrator.campaign.runtime import FatalCampaignError
 from orchestrator.hashing import tree_sha256
 from orchestrator.identity import AttemptIdentity
+from orchestrator.model_limits import campaign_limiter
 
 SLOT_RESOURCE = "docker_slots"
 NODE_FILE = "node.json"  # beside result.json: where the try ran (the ledger does not read it)
@@ -188,6 +189,7 @@ class RayExecutor(Executor):
             "label": self.label, "backend": self.backend, "ident": ident, "turn_timeout_s": self.turn_timeout_s,
             "sources": self.sources, "task_tree": self.tasks[ident.task]["tree_sha256"],
             "scenario": scenario, "files": self.files,
+            "limiter": campaign_limiter(),  # the head's limiter service (orchestrator/model_limits.py), or None
         }
 
     def run(self, ident: AttemptIdentity, folder: Path, cancel: threading.Event, placed: Placed) -> dict[str, Any]:

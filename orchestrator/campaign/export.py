@@ -23,6 +23,7 @@ from orchestrator.campaign.provenance import PROVENANCE_FILE, build_provenance
 from orchestrator.campaign.summary import SUMMARY_FILE, compute_summary
 from orchestrator.hashing import canonical_json, sha256_bytes
 from orchestrator.identity import AttemptIdentity
+from orchestrator.model_limits import read_cost_budget
 
 
 class ExportError(RuntimeError):
@@ -72,10 +73,20 @@ def export_label(runs_root: Path, label: str) -> dict[str, Any]:
         raise ExportError(f"{root / DECLARATION_FILE} not found: {label!r} is not a campaign label under {runs_root}")
     lines = build_ledger(runs_root, label, planned_identities(declaration))
     write_ledger(root / LEDGER_FILE, lines)
-    summary = compute_summary(lines, declaration)
+    summary = with_cost_budget(compute_summary(lines, declaration), root)
     _write_json(root / SUMMARY_FILE, summary)
     _write_json(root / PROVENANCE_FILE, build_provenance(declaration, ledger_text(lines), root))
     return summary
+
+
+def with_cost_budget(summary: dict[str, Any], root: Path, *, fallback: Any = None) -> dict[str, Any]:
+    """The summary with the campaign cost budget's note (`cost_budget.json`, orchestrator/model_limits.py)
+    when the label has one. It records scheduling, not attempts, so no ledger line carries it; a
+    bundle without the file keeps the summary's own block (`fallback`)."""
+    note = read_cost_budget(root)
+    if note is None and isinstance(fallback, dict):
+        note = fallback
+    return {**summary, "cost_budget": note} if note is not None else summary
 
 
 @dataclass
@@ -227,6 +238,7 @@ def verify_label(runs_root: Path, label: str, *, check_folders: bool = True) -> 
             return report
         recomputed = compute_summary([{k: v for k, v in ln.items() if k != "_line"} for ln in lines], declaration,
                                      p90_convention=convention)
+        recomputed = with_cost_budget(recomputed, root, fallback=summary.get("cost_budget"))
         if canonical_json(recomputed) != canonical_json(summary):
             diffs = declaration_changes(summary, recomputed)
             report.problems.append(

@@ -23,6 +23,7 @@ ending to an exit code.
 """
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -48,6 +49,8 @@ from orchestrator.campaign.sources import label_sources
 from orchestrator.campaign.spec import CampaignSpec, CampaignSpecError
 from orchestrator.hashing import canonical_json, sha256_bytes
 from orchestrator.identity import AttemptIdentity
+from orchestrator.model_access import ModelAccess, load_model_access
+from orchestrator.model_limits import CostBudget, start_campaign_limiter, stop_campaign_limiter
 
 
 def default_label(spec: CampaignSpec) -> str:
@@ -57,6 +60,11 @@ def default_label(spec: CampaignSpec) -> str:
          "backend": spec.backend or "docker"}
     )
     return "campaign-" + sha256_bytes(key.encode())[:10]
+
+
+# A campaign on docker keeps this many attempts' networks and ERP ready ahead (PB_WARM_ERP_SLOTS
+# overrides): one is enough to take the ERP's start off the next attempt's path on this host.
+CAMPAIGN_WARM_ERP_SLOTS = 1
 
 
 class Campaign:
@@ -75,6 +83,8 @@ class Campaign:
         self.backend = spec.backend or "docker"
         self.cells = spec.cell_refs
         overrides: dict[str, Any] = {"campaign": self.label}
+        if self.backend == "docker" and "PB_WARM_ERP_SLOTS" not in os.environ:
+            overrides["warm_erp_slots"] = CAMPAIGN_WARM_ERP_SLOTS  # ERP slots made ahead (warm_pool.py)
         if runs_root is not None:
             overrides["runs_root"] = runs_root
         self.config = RuntimeConfig.from_env(**overrides)
@@ -168,9 +178,14 @@ class Campaign:
                 systems_file=spec.systems, config=self.config, scenarios=self.scenarios,
                 model_access=spec.model_access,
             ))
+        access = self._model_access()
+        if access is not None and access.limits:  # one limiter for every attempt (orchestrator/model_limits.py)
+            service = start_campaign_limiter(access)
+            self.say(f"provider limits: one limiter for the campaign at {service.url if service else '?'}")
         self.scheduler = Scheduler(
             runs_root=self.runs_root, label=self.label, job=self.executor, concurrency=self.concurrency,
             infra_retries=spec.budgets.infra_retries, on_event=on_event, fatal=(runtime.FatalCampaignError,),
+            cost_budget=CostBudget.of(access),
         )
         if self._stop_asked:  # a signal arrived before the scheduler existed
             self.scheduler.stop()
@@ -199,10 +214,20 @@ class Campaign:
         return self._stop_asked or (self.scheduler is not None and self.scheduler.stopping)
 
     def close(self) -> None:
-        """Release the executor (a Ray connection), once."""
+        """Release the executor (a Ray connection) and the campaign's limiter, once; remove the
+        engine's warm slots."""
+        shutdown = getattr(self.engine, "shutdown", None)  # docker: its warm pool (warm_pool.py)
+        if callable(shutdown):
+            shutdown()
         if self.executor is not None and not self._closed:
             self._closed = True
             self.executor.close()
+        stop_campaign_limiter()
+
+    def _model_access(self) -> ModelAccess | None:
+        if not self.spec.model_access:
+            return None
+        return load_model_access(Path(self.spec.model_access))
 
     def _declared(self) -> CampaignDeclaration:
         if self.declaration is None:

@@ -41,6 +41,7 @@ from orchestrator.campaign.declaration import read_result
 from orchestrator.campaign.runtime import FatalCampaignError
 from orchestrator.hashing import tree_sha256
 from orchestrator.identity import AttemptIdentity
+from orchestrator.model_limits import LIMITER_TOKEN_ENV, LIMITER_URL_ENV
 
 NODE_NAME_ENV = "PB_RAY_NODE"
 WORK_ENV = "PB_RAY_WORK"
@@ -209,6 +210,8 @@ def node_attempt(payload: dict[str, Any]) -> Iterator[dict[str, Any]]:
         scenarios = runtime.ScenarioCache()
         scenarios.put(ident.task, ident.seed, node_scenario(payload["scenario"]))
         files = _input_files(payload.get("files") or {}, work)
+        if payload.get("limiter"):  # this node's gateways consult the head's limiter service
+            os.environ[LIMITER_URL_ENV], os.environ[LIMITER_TOKEN_ENV] = payload["limiter"]
         job = runtime.make_job(
             backend=backend, runs_root=runs_root, label=label, turn_timeout_s=payload["turn_timeout_s"],
             systems_file=files.get("systems"), model_access=files.get("model_access"), config=backend.config,

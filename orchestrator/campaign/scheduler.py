@@ -13,6 +13,9 @@
 - Attempts run through an executor (orchestrator/campaign/executor.py): a plain `AttemptJob`
   runs in the worker thread itself; an `Executor` may run it elsewhere (a Ray node) and says
   where (a `placed` event, whose node the later events of that try carry).
+- A campaign cost budget (orchestrator/model_limits.py: `CostBudget`) is consulted before each
+  attempt starts: one that could take the campaign past it is not started (not run, never
+  scored), and `cost_budget.json` says so.
 - `stop()` (wired to SIGINT/SIGTERM by the command) stops scheduling: no new attempt or retry
   starts; attempts in flight are asked to cancel when the job supports it, and always get to
   tear down before the workers exit.
@@ -35,6 +38,7 @@ from orchestrator.campaign.executor import Executor
 from orchestrator.errors import AttemptOutcome
 from orchestrator.identity import AttemptIdentity, retry_dirs, try_folder
 from orchestrator.logs import campaign_log, get_logger
+from orchestrator.model_limits import CostBudget, attempt_cost
 
 EVENTS_FILE = "events.jsonl"
 log = get_logger(__name__)
@@ -68,6 +72,7 @@ class CampaignRun:
     finished: int = 0
     not_started: int = 0
     interrupted: bool = False
+    over_budget: int = 0  # not started: the campaign cost budget would have been exceeded
     events: list[AttemptEvent] = field(default_factory=list)
 
 
@@ -129,6 +134,7 @@ class Scheduler:
         infra_retries: int,
         on_event: Callable[[AttemptEvent], None] | None = None,
         fatal: tuple[type[BaseException], ...] = (),
+        cost_budget: CostBudget | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -141,6 +147,7 @@ class Scheduler:
         # Exceptions that mean the campaign's input is wrong: stop everything and re-raise.
         self.fatal = fatal
         self.fatal_error: BaseException | None = None
+        self.cost_budget = cost_budget
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._in_flight = 0
@@ -235,6 +242,12 @@ class Scheduler:
                 ident = work.get_nowait()
             except queue.Empty:
                 return
+            budget = self.cost_budget
+            if budget is not None and not budget.admit(ident.attempt_id):
+                with self._lock:
+                    run.over_budget += 1
+                log.info("attempt_not_started", attempt_id=ident.attempt_id, reason="campaign cost budget")
+                continue
             with self._lock:
                 self._in_flight += 1
             try:
@@ -242,6 +255,8 @@ class Scheduler:
             finally:
                 with self._lock:
                     self._in_flight -= 1
+                if budget is not None:
+                    budget.finished(ident.attempt_id, attempt_cost(ident.folder(self.runs_root, self.label)))
 
     # -- the campaign
     def run(self, plan: list[AttemptIdentity], *, poll: Callable[[], None] | None = None) -> CampaignRun:
@@ -256,6 +271,7 @@ class Scheduler:
                 finished=run.finished,
                 skipped=run.skipped,
                 not_started=run.not_started,
+                over_budget=run.over_budget,
                 interrupted=run.interrupted,
                 duration_s=round(time.monotonic() - t0, 3),
             )
@@ -266,6 +282,8 @@ class Scheduler:
         work: queue.Queue[AttemptIdentity] = queue.Queue()
         for ident in plan:
             if is_finished(ident.folder(self.runs_root, self.label)):
+                if self.cost_budget is not None:  # a resume: what earlier runs spent counts
+                    self.cost_budget.finished(ident.attempt_id, attempt_cost(ident.folder(self.runs_root, self.label)))
                 run.skipped += 1
                 self._emit(run, AttemptEvent("skipped", ident))
             else:
@@ -282,8 +300,10 @@ class Scheduler:
                 t.join(timeout=0.2)
             if poll is not None:
                 poll()
-        run.not_started = work.qsize()
-        run.interrupted = self._stop.is_set() and run.not_started > 0
+        run.not_started = work.qsize() + run.over_budget
+        run.interrupted = self._stop.is_set() and work.qsize() > 0
+        if self.cost_budget is not None:
+            self.cost_budget.write(self.runs_root / self.label)
         if self.fatal_error is not None:
             raise self.fatal_error
         return run

@@ -148,6 +148,9 @@ def run(args: argparse.Namespace) -> int:
     out.print(summary_table(summary))
     if (paired := comparisons_table(summary)) is not None:
         out.print(paired)
+    budget = summary.get("cost_budget")
+    if isinstance(budget, dict) and budget.get("stopped"):  # orchestrator/model_limits.py
+        say(out, f"cost budget: {budget.get('reason')}", "yellow")
     say(out, f"ledger: {campaign.root / 'attempts.jsonl'}\nsummary: {campaign.root / 'summary.json'}")
     return _final_code(console, summary, result, spec.budgets.infra_retries, stopped=campaign.stopping)
 

@@ -12,6 +12,14 @@ problem was found, 2 bad input, 3 engine unavailable or the infrastructure faile
 SIGINT/SIGTERM (attempts in flight cancelled and torn down, the rest not run). Problems that are all
 attempts lost to the infrastructure (no verdict) exit 3; any other problem exits 1.
 
+Attempts run across the whole matrix at once (`--jobs N`, default two per CPU, or
+PB_VALIDATE_JOBS) while the next seeds' scenarios are built beside them (`--scenario-jobs`); the
+expensive service starts queue on the host-wide admission slots. A clean condition's second oracle
+run is the scenario's recorded reference run (the oracle through the local backend, made when the
+scenario was built): its canonical hash must equal oracle#1's (`--fresh-oracles` runs both on the
+backend instead). The end of the output gives the wall time and attempts per minute; the record
+holds them under `run`.
+
 Every pack also runs its `alt` policy (alt.py: a second route, written from the handbook alone)
 under every condition; it must pass every check. Under --strict a pack without alt.py is a problem.
 
@@ -42,6 +50,21 @@ if TYPE_CHECKING:
     from orchestrator.validate import Report
 
 
+# Attempts at once per CPU by default: an attempt spends most of its wall time waiting (on its
+# containers, its turns' processes, the admission slots), so two per CPU keep a small host busy
+# without starving the starts (measured: docs/status.md, session 11).
+DEFAULT_JOBS_PER_CPU = 2
+
+
+def default_jobs(env: dict[str, str] | None = None) -> tuple[int, int]:
+    """(attempts at once, scenario builds at once) when the command line names none."""
+    import os
+
+    env = dict(os.environ) if env is None else env
+    jobs = int(env.get("PB_VALIDATE_JOBS") or DEFAULT_JOBS_PER_CPU * (os.cpu_count() or 1))
+    return max(1, jobs), max(1, int(env.get("PB_VALIDATE_SCENARIO_JOBS") or 1))
+
+
 def _seeds(text: str) -> list[int]:
     try:
         seeds = [int(s) for s in text.split(",") if s.strip()]
@@ -66,8 +89,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--backend", choices=["docker", "local"], default="docker")
     p.add_argument("--runs-root", type=Path, help="keep the attempt records here (default: a temp dir)")
     p.add_argument("--keep", action="store_true", help="keep the attempt records even when all is well")
-    p.add_argument("--concurrency", type=int, default=2, metavar="N",
-                   help="attempts of one seed run at once (default 2)")
+    p.add_argument("--jobs", "--concurrency", dest="concurrency", type=int, default=None, metavar="N",
+                   help="attempts run at once across the whole matrix (default: PB_VALIDATE_JOBS, else "
+                        f"{DEFAULT_JOBS_PER_CPU} per CPU); service starts still queue on the host's admission slots")
+    p.add_argument("--scenario-jobs", type=int, default=None, metavar="N",
+                   help="scenarios built ahead at once, beside the attempts (default: PB_VALIDATE_SCENARIO_JOBS, "
+                        "else 1)")
+    p.add_argument("--fresh-oracles", action="store_true",
+                   help="run the clean oracle twice on this backend, rather than taking the scenario's "
+                        "recorded reference run (the oracle, local backend) as its second run")
     p.add_argument("--record", type=Path, metavar="FILE",
                    help="write the validation record (JSON, with its own hash) here, after every pack")
     p.add_argument("--resume", action="store_true",
@@ -84,7 +114,8 @@ def run(args: argparse.Namespace) -> int:
     """Check the tasks, then the engine, then run the validation matrix."""
     from orchestrator.commands.stop_signals import install_stop_signals
     from orchestrator.exit_codes import ExitCode, check_engine
-    from orchestrator.validate import print_report, run_validation
+    from orchestrator.validate import run_validation
+    from orchestrator.validate_report import print_report
     from orchestrator.validation_record import RecordError
     from tasks.packs import PackError
     from tasks.registry import list_tasks, load_task
@@ -104,6 +135,14 @@ def run(args: argparse.Namespace) -> int:
         return ExitCode.BAD_INPUT
     if args.harness_oracle is not None or args.systems is not None:
         return run_harness_oracle(args, tasks)
+    try:
+        jobs, scenario_jobs = default_jobs()
+    except ValueError:
+        print("orchestrate validate: bad_input: PB_VALIDATE_JOBS / PB_VALIDATE_SCENARIO_JOBS must be integers",
+              file=sys.stderr)
+        return ExitCode.BAD_INPUT
+    jobs = max(1, args.concurrency) if args.concurrency is not None else jobs
+    scenario_jobs = max(1, args.scenario_jobs) if args.scenario_jobs is not None else scenario_jobs
     if args.backend == "docker":
         check_engine(has_local_backend=True)
     recorder = None
@@ -119,7 +158,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         rep = run_validation(tasks, args.seeds, strict=args.strict, faults=args.faults, backend=args.backend,
                              runs_root=args.runs_root.resolve() if args.runs_root else None, keep=args.keep,
-                             concurrency=max(1, args.concurrency), cancel=cancel,
+                             concurrency=jobs, scenario_jobs=scenario_jobs, cancel=cancel,
+                             reuse_reference=not args.fresh_oracles,
                              reuse=recorder.reuse if recorder else None,
                              task_done=recorder.task_done if recorder else _say_task)
     finally:
@@ -154,7 +194,7 @@ def run_harness_oracle(args: argparse.Namespace, tasks: list[str]) -> int:
     from orchestrator.commands.stop_signals import install_stop_signals
     from orchestrator.exit_codes import ExitCode, check_engine
     from orchestrator.harness_oracle.control import run_harness_validation
-    from orchestrator.validate import print_report
+    from orchestrator.validate_report import print_report
 
     def bad(message: str) -> int:
         print(f"orchestrate validate: bad_input: {message}", file=sys.stderr)
@@ -175,7 +215,7 @@ def run_harness_oracle(args: argparse.Namespace, tasks: list[str]) -> int:
     try:
         rep = run_harness_validation(tasks, args.seeds, systems, backend=args.backend,
                                      runs_root=args.runs_root.resolve() if args.runs_root else None, keep=args.keep,
-                                     concurrency=max(1, args.concurrency), cancel=cancel,
+                                     concurrency=max(1, args.concurrency or 2), cancel=cancel,
                                      systems_file=args.systems.resolve() if args.systems else None)
     finally:
         restore()
@@ -211,7 +251,8 @@ class _Recorder:
 
         self.path = path
         self.options = {"tasks": list(tasks), "seeds": list(args.seeds), "strict": bool(args.strict),
-                        "faults": args.faults or "clean", "alt": True}
+                        "faults": args.faults or "clean", "alt": True,
+                        "reference_as_oracle2": not args.fresh_oracles}
         self.versions = current_versions(tasks, args.backend)
         self.reuse: dict[str, list[Any]] = {}
         self.carried: dict[str, Any] = {}

@@ -129,7 +129,9 @@ def _turns_table(turns: list[dict[str, Any]]) -> str:
     if not turns:
         return "<p class='meta'>No turns ran.</p>"
     out = ["<table><tr><th>turn</th><th>date</th><th>exit status</th><th>timed out</th><th>duration</th>"
-           "<th>budget</th><th class='l'>usage</th><th class='l'>notes</th></tr>"]
+           "<th>budget</th><th title='time waiting for the model provider&#39;s capacity (queued or throttled); "
+           "the turn&#39;s budget was extended by it (up to three budgets)'>provider wait</th>"
+           "<th class='l'>usage</th><th class='l'>notes</th></tr>"]
     for t in turns:
         dur = t.get("duration_s")
         usage = t.get("usage")
@@ -137,10 +139,20 @@ def _turns_table(turns: list[dict[str, Any]]) -> str:
             f"<tr><td>{esc(t.get('n'))}</td><td>{esc(t.get('date'))}</td><td>{esc(t.get('exit_code'))}</td>"
             f"<td>{'yes' if t.get('timed_out') else 'no'}</td><td>{'-' if dur is None else f'{dur:.2f}s'}</td>"
             f"<td>{'-' if t.get('budget_s') is None else esc(t.get('budget_s')) + 's'}</td>"
+            f"<td>{_provider_wait(usage)}</td>"
             f"<td class='detail'>{esc(plain(usage) if usage else '-')}</td>"
             f"<td class='detail'>{esc('; '.join(str(n) for n in t.get('notes') or []))}</td></tr>")
     out.append("</table>")
     return "".join(out)
+
+
+def _provider_wait(usage: dict[str, Any] | None) -> str:
+    """A turn's provider wait (orchestrator/model_limits.py) and its retries; '-' when none was measured."""
+    wait = (usage or {}).get("provider_wait_s")
+    if wait is None:
+        return "-"
+    retries = (usage or {}).get("provider_retries")
+    return f"{float(wait):.2f}s" + (f" ({int(retries)} retried)" if retries else "")
 
 
 ADAPTER_FIELDS = ("harness", "harness_version", "model", "reasoning_effort", "max_turns", "max_output_tokens",

@@ -22,6 +22,7 @@ from orchestrator.regrade.delta import DELTA_FILE
 from orchestrator.report.attempt_page import render_attempt_page, verdict_text
 from orchestrator.report.charts import CSS, count_chart, esc, pct, plain, rate_chart, turn_time_chart
 from orchestrator.report.checks import per_check_view
+from orchestrator.report.cost_budget import cost_budget_banner
 from orchestrator.report.rescoring import banner, delta_view
 from orchestrator.report.review import attempt_decisions, review_section
 from orchestrator.report.statistics import (
@@ -135,6 +136,7 @@ def render_report(label: str, summary: dict[str, Any], lines: list[dict[str, Any
         f"<title>Campaign {esc(label)}</title><style>{CSS}</style></head><body>",
         f"<h1>{'Rescoring' if summary.get('rescoring') else 'Campaign'} {esc(label)}</h1>",
         banner(summary.get("rescoring")),
+        cost_budget_banner(summary.get("cost_budget")),
         "<p class='meta'>"
         f"backend <b>{esc(summary.get('backend'))}</b>, isolation <b>{esc(summary.get('isolation'))}</b>; "
         f"seeds {esc(summary.get('seeds'))}, {esc(summary.get('reps'))} repetition(s); "

@@ -39,6 +39,8 @@ class GatewayLaunch:
     upstream_keys: dict[str, str] = field(default_factory=dict, repr=False)
     clients: tuple[str, ...] = ()  # the attempt network's subnet: the only clients accepted
     extra_hosts: tuple[str, ...] = ()  # Host values also answered (the proxy's own address:port)
+    limiter_url: str | None = None  # the campaign's limiter service, as the gateway reaches it
+    limiter_token: str | None = field(default=None, repr=False)
 
     def config_doc(self) -> dict[str, Any]:
         """The gateway config (model_gateway.config.GatewayConfig): no secret in it."""
@@ -53,10 +55,20 @@ class GatewayLaunch:
         }
         if self.access.provider_tools:
             doc["provider_tools"] = list(self.access.provider_tools)
+        # Only when declared, so every other gateway config is unchanged.
+        if self.access.limits:
+            doc["limits"] = {name: lim.model_dump() for name, lim in self.access.limits.items()}
+            if self.limiter_url:
+                doc["limiter_url"] = self.limiter_url
+        if (retry := self.access.retry_policy()) is not None:
+            doc["retry"] = retry.model_dump()
         return doc
 
     def secrets_doc(self) -> dict[str, Any]:
-        return {"upstream_keys": dict(self.upstream_keys), "virtual_keys": [self.virtual_key]}
+        doc: dict[str, Any] = {"upstream_keys": dict(self.upstream_keys), "virtual_keys": [self.virtual_key]}
+        if self.limiter_url and self.limiter_token:
+            doc["limiter_token"] = self.limiter_token
+        return doc
 
 
 @dataclass(frozen=True)

@@ -46,8 +46,11 @@ def resolve_images(request) -> Any:
 
 
 def leftovers(client, attempt_prefix: str = "pb-") -> list[str]:
-    """Engine objects named like the runtime's that still exist."""
-    out = [f"container {c.name}" for c in client.containers.list(all=True) if c.name.startswith(attempt_prefix)]
+    """Engine objects named like the runtime's that still exist. Listed through the engine's list
+    call alone (`containers.list` inspects each one again, and one that another run removed in
+    between raised NotFound here)."""
+    names = [n.lstrip("/") for c in client.api.containers(all=True) for n in (c.get("Names") or [])[:1]]
+    out = [f"container {name}" for name in names if name.startswith(attempt_prefix)]
     out += [f"network {n.name}" for n in client.networks.list() if n.name.startswith(attempt_prefix)]
     out += [f"volume {v.name}" for v in client.volumes.list() if v.name.startswith(attempt_prefix)]
     return out

@@ -7,7 +7,9 @@ shipped → invoiced; cancelled from any state before the first shipment. The cr
 new order on hold (reason ``credit``) when the customer is on credit hold or when open AR plus
 open orders plus this order exceed the credit limit; an order priced below its price list goes
 on hold with reason ``pricing``. Only a role holding ``so.release_hold`` (the credit manager)
-releases a hold. Shipments never exceed the open quantity or the stock; each one posts
+releases a hold. Allocation reserves stock in the order's warehouse; with `backorder` it
+reserves what is free and leaves the rest of each line on backorder (allocating again fills
+it). Shipments never exceed the open quantity or the stock; each one posts
 COGS / inventory at standard cost through `inventory.issue_fefo`. Invoicing a shipment is in
 `receivables`, which registers the customer's open AR here (`register_open_ar`) and owns the
 sales-margin report (it reads AR invoices).

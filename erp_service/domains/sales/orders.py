@@ -13,7 +13,7 @@ from ...kernel.tx import Tx
 from ..inventory import balance
 from ..masterdata import get_item, warehouses
 from .customers import amount_cents, check_line_amount, get_customer, list_price, open_ar_cents, open_orders_cents
-from .schemas import HoldIn, ReleaseIn, SalesOrderIn, SoLinePatch
+from .schemas import AllocateIn, HoldIn, ReleaseIn, SalesOrderIn, SoLinePatch
 from .tables import EPS, sales_orders, ship_to, shipments, so_lines
 
 
@@ -168,25 +168,35 @@ def _allocated_elsewhere(tx: Tx, item_id: str, so_id: str) -> float:
     return float(tx.scalar(stmt) or 0.0)
 
 
-def allocate_order(tx: Tx, so_id: str) -> dict[str, Any]:
-    """Reserve stock for every open line (refused if the free stock does not cover them)."""
+def _backordered(l: dict[str, Any]) -> float:
+    """Open quantity of a line that no stock is reserved for (after an allocation with backorder)."""
+    return q4(max(l["qty"] - max(l["qty_allocated"], l["qty_shipped"]), 0.0)) if l["status"] == "open" else 0.0
+
+
+def allocate_order(tx: Tx, so_id: str, body: AllocateIn | None = None) -> dict[str, Any]:
+    """Reserve stock for every open line in the order's warehouse: refused if the free stock
+    does not cover them, unless `backorder` (then the free stock is reserved and the rest of
+    each line waits as a backorder; allocating again fills backorders from new stock)."""
+    backorder = bool(body and body.backorder)
     so = tx.get(sales_orders, so_id, "sales order")
     if so["status"] == "on_hold":
         raise refused("on_hold", f"Sales order {so_id} is on {so['hold_reason']} hold.")
-    if so["status"] == "partially_shipped":
-        tx.touch("sales_order", so_id)      # the remainder is allocated; the status stays
+    lines = [l for l in tx.rows(so_lines, so_id=so_id) if l["status"] == "open"]
+    if so["status"] == "partially_shipped" or (so["status"] == "allocated" and any(_backordered(l) > EPS
+                                                                                 for l in lines)):
+        tx.touch("sales_order", so_id)      # the remainder or the backorders are allocated; the status stays
     else:
         tx.set_status("sales_order", sales_orders, so_id, "allocated", "stock allocated", allowed_from=["released"])
-    for l in tx.rows(so_lines, so_id=so_id):
-        if l["status"] != "open":
-            continue
+    for l in lines:
         need = q4(l["qty"] - l["qty_shipped"])
+        # Free stock counts this order's own reservations (only other orders' are taken off).
         free = q4(balance(tx, l["item_id"], so["warehouse_id"]) - _allocated_elsewhere(tx, l["item_id"], so_id))
-        if free + EPS < need:
+        if free + EPS < need and not backorder:
             raise refused("insufficient_stock", f"Only {max(free, 0)} of {l['item_id']} is free; line {l['line_no']} "
                                                 f"needs {need}.", item_id=l["item_id"], free=free, needed=need)
+        reserved = q4(l["qty_shipped"] + min(need, max(free, 0.0))) if backorder else q4(l["qty"])
         tx.conn.execute(so_lines.update().where(so_lines.c.so_id == so_id, so_lines.c.line_no == l["line_no"])
-                        .values(qty_allocated=q4(l["qty"])))
+                        .values(qty_allocated=reserved))
     return order_view(tx, so_id)
 
 
@@ -202,7 +212,9 @@ def order_view(tx: Tx, so_id: str) -> dict[str, Any]:
         "created_by": so["created_by"], "total": from_cents(order_total_cents(tx, so_id)),
         "lines": [{"line_no": l["line_no"], "item_id": l["item_id"], "qty": l["qty"], "unit_price": l["unit_price"],
                    "list_price": l["list_price"], "qty_allocated": l["qty_allocated"],
-                   "qty_shipped": l["qty_shipped"], "open_qty": q4(max(l["qty"] - l["qty_shipped"], 0.0))
+                   "qty_shipped": l["qty_shipped"],
+                   "qty_backordered": _backordered(l) if so["status"] in ("allocated", "partially_shipped") else 0.0,
+                   "open_qty": q4(max(l["qty"] - l["qty_shipped"], 0.0))
                    if l["status"] == "open" else 0.0, "status": l["status"],
                    "amount": from_cents(amount_cents(l["qty"], l["unit_price"]))} for l in lines],
         "holds": [{"reason": so["hold_reason"]}] if so["status"] == "on_hold" else [],

@@ -13,7 +13,7 @@ from ...kernel.listing import PageRequest, paginate
 from ...kernel.tx import Tx
 from .customers import customer_view, update_customer
 from .orders import allocate_order, cancel_order, create_order, hold_order, order_view, release_order, update_line
-from .schemas import CustomerPatch, HoldIn, ReleaseIn, SalesOrderIn, ShipmentIn, SoLinePatch
+from .schemas import AllocateIn, CustomerPatch, HoldIn, ReleaseIn, SalesOrderIn, ShipmentIn, SoLinePatch
 from .shipments import create_shipment, shipment_view
 from .tables import customers, price_list_items, price_lists, sales_orders, shipments
 
@@ -66,6 +66,7 @@ class SoLineOut(BaseModel):
     list_price: float | None = None
     qty_allocated: float
     qty_shipped: float
+    qty_backordered: float = 0.0
     open_qty: float
     status: str
     amount: float
@@ -197,9 +198,11 @@ def post_release(so_id: str, body: ReleaseIn | None = None, api: Api = Depends(w
 
 
 @router.post("/sales-orders/{so_id}/allocate", operation_id="so.allocate", status_code=201,
-             response_model=Envelope[SalesOrderOut], summary="Reserve stock for the open lines")
-def post_allocate(so_id: str, api: Api = Depends(write_api)):
-    return api.write(lambda tx: allocate_order(tx, so_id), object_type="sales_order", object_id=so_id)
+             response_model=Envelope[SalesOrderOut],
+             summary="Reserve stock for the open lines in the order's warehouse (backorder: reserve what is free, "
+                     "backorder the rest)")
+def post_allocate(so_id: str, body: AllocateIn | None = None, api: Api = Depends(write_api)):
+    return api.write(lambda tx: allocate_order(tx, so_id, body), object_type="sales_order", object_id=so_id)
 
 
 @router.post("/sales-orders/{so_id}/cancel", operation_id="so.cancel", status_code=201,

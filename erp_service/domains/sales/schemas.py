@@ -46,6 +46,11 @@ class ReleaseIn(In):
     note: str | None = Field(None, max_length=2000)
 
 
+class AllocateIn(In):
+    backorder: bool = Field(False, description="Allocate the free stock and leave the rest of each line on "
+                                               "backorder, instead of refusing when stock is short.")
+
+
 class ShipLineIn(In):
     line_no: int = Field(..., ge=1, le=100_000)
     qty: Quantity = Field(..., gt=0)

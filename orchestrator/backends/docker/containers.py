@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import docker
-import requests.exceptions
 
 from orchestrator.backends.services import ServiceSpec
-from orchestrator.errors import ContainerStartError, EngineError, InfraError, Phase, PostMortem
+from orchestrator.errors import ContainerStartError, EngineError, Phase, PostMortem
 from orchestrator.logs import get_logger
 
 log = get_logger(__name__)
@@ -29,10 +28,6 @@ START_RETRY_PAUSE_S = 0.5
 
 PYTHON = "/opt/venv/bin/python"
 TURN_ENTRYPOINT = [PYTHON, "-m", "agent_sandbox.turn"]
-# Run as root with NET_ADMIN in the holder's namespace; prints the default routes left (none).
-ROUTE_FIX = (
-    "ip -4 route del default 2>/dev/null; ip -6 route del default 2>/dev/null; ip -4 route show default; ip -6 route show default"
-)
 NO_IPV6 = {"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1"}
 
 
@@ -88,73 +83,6 @@ def start_container(container: Any, *, pause: Callable[[float], None] = time.sle
             log.warning("container_start_refused_retrying", container=getattr(container, "name", "?"), error=str(exc))
             pause(START_RETRY_PAUSE_S)
     raise AssertionError("unreachable")  # the loop returns or raises
-
-
-def start_netns_holder(client: Any, image: str | None, *, prefix: str, labels: Callable[[str], dict[str, str]],
-                       network: str, dns: str, user: str, init: bool, containers: dict[str, Any],
-                       remove: Callable[[str], object]) -> None:
-    """The agent side's network namespace: an idle container (`containers["netns"]`) on the
-    attempt network whose default route is deleted before any agent code runs; every turn's
-    container joins it. `remove(role)` removes a container of `containers` by its role.
-
-    This engine (20.10) gives a container on an internal network a default route via the
-    network's gateway address. On an inhibit_ipv4 bridge nothing holds that address, so the
-    route leads nowhere — but "no route out" should be literally true, and a container can
-    not delete its own route without NET_ADMIN. So a one-shot container with NET_ADMIN
-    joins the holder's namespace, deletes the route and prints what is left (checked here).
-    """
-    try:
-        holder = client.containers.create(
-            image,
-            entrypoint=["sleep", "infinity"],
-            command=[],
-            name=f"{prefix}-netns",
-            labels=labels("netns"),
-            network=network,
-            # The host's bridge has an IPv6 link-local address (inhibit_ipv4 is IPv4 only):
-            # IPv6 stays off in the namespace, explicitly rather than by engine default.
-            sysctls=NO_IPV6,
-            # The engine's embedded DNS forwards unknown names to the host's resolvers; from
-            # a host whose resolver is on loopback that would happen outside this namespace
-            # and answer public names. Point the upstream at the attempt subnet's unheld
-            # gateway slot instead (`dns`): queries stay on the internal bridge, unanswered.
-            dns=[dns],
-            user=user,
-            read_only=True,
-            cap_drop=["ALL"],
-            security_opt=["no-new-privileges:true"],
-            mem_limit=32 * 2**20,
-            pids_limit=8,
-            init=init,
-        )
-        containers["netns"] = holder
-        start_container(holder)
-        fix = client.containers.create(
-            image,
-            entrypoint=["sh", "-c", ROUTE_FIX],
-            command=[],
-            name=f"{prefix}-netfix",
-            labels=labels("netfix"),
-            network_mode=f"container:{holder.id}",
-            user="0:0",
-            cap_drop=["ALL"],
-            cap_add=["NET_ADMIN"],
-            security_opt=["no-new-privileges:true"],
-            read_only=True,
-        )
-        containers["netfix"] = fix
-        start_container(fix)
-        status = fix.wait(timeout=60)
-        left = fix.logs(stdout=True, stderr=False).decode().strip()
-    except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-        raise ContainerStartError(f"attempt network namespace: {exc}", phase=Phase.OPEN) from exc
-    finally:
-        remove("netfix")
-    if status.get("StatusCode") != 0 or left:
-        raise InfraError(
-            f"could not remove the default route of the attempt namespace (exit {status.get('StatusCode')}): {left!r}",
-            phase=Phase.OPEN,
-        )
 
 
 def engine_error(what: str, phase: Phase) -> Callable[[Exception], EngineError]:

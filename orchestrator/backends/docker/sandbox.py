@@ -7,9 +7,11 @@ networks/topology.yaml).
     control network    internal                          services' host-side listeners; the host
                                                          reaches it through the bridge address
     other networks     on demand (topology.yaml)         e.g. egress (host_firewall: docker_firewall.py)
-    netns container    idle, on the attempt network      holds the agent side's network namespace
-                                                         (default route deleted, IPv6 off); each
-                                                         turn's container joins it
+    netns container    idle, on the attempt network      the agent side's one idle container
+                                                         (agent_holder.py): holds its network
+                                                         namespace (default route deleted by itself,
+                                                         IPv6 off; each turn's container joins it)
+                                                         and keeps the quota volumes mounted
     <service>-data     mounted only into that service    its declared files ({data})
     workspace volume   mounted into each agent container handbook/ + the agent's files
     turn volume        one per turn, mounted at /turn    prompt.txt, system.json, context.json, out/
@@ -20,6 +22,7 @@ networks with fixed addresses, filled through the archive API (so secrets never 
 """
 from __future__ import annotations
 
+import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -36,30 +39,30 @@ from networks.topology import NetworkSpec, load_topology
 from orchestrator import labels as L
 from orchestrator.admission import start_slots
 from orchestrator.backends.base import AttemptContext, Backend, Sandbox, TurnLaunch, TurnRun
+from orchestrator.backends.docker.agent_holder import start_agent_holder, turn_mount
 from orchestrator.backends.docker.archives import Entry, build_tar, safe_extract, stream_file, tree_entries
 from orchestrator.backends.docker.containers import (
-    NO_IPV6,
     PYTHON,
     EventRecorder,
     LogFollower,
     engine_error,
-    hardening,
     merge_events,
     post_mortem_of,
     published_urls,
     start_container,
-    start_netns_holder,
     uid_gid,
 )
 from orchestrator.backends.docker.firewall import BRIDGE_NAME_OPTION, HostFirewall, remove_networks
 from orchestrator.backends.docker.host_relay import HostDoor, open_host_door
 from orchestrator.backends.docker.limits import limit_client, process_limiter
 from orchestrator.backends.docker.reaper import reap
+from orchestrator.backends.docker.service_containers import WarmPoolOwner, create_service_container
 from orchestrator.backends.docker.turns import DockerTurns, TurnHost
-from orchestrator.backends.docker.volume_quota import start_keeper, tmpfs_volume_options
+from orchestrator.backends.docker.volume_quota import tmpfs_volume_options
+from orchestrator.backends.docker.warm_pool import WarmPool, WarmSlot, alive
 from orchestrator.backends.services import ServiceEndpoints, ServiceSpec, ServiceSpecError
 from orchestrator.config import RuntimeConfig
-from orchestrator.errors import ContainerStartError, EngineError, InfraError, Phase, PostMortem
+from orchestrator.errors import ContainerStartError, EngineError, InfraError, Phase, PostMortem, ServiceUnhealthy
 from orchestrator.in_thread import InThread
 from orchestrator.integrity import ServiceDeath
 from orchestrator.logs import get_logger
@@ -67,7 +70,7 @@ from orchestrator.logs import get_logger
 log = get_logger(__name__)
 
 
-class DockerBackend(Backend):
+class DockerBackend(WarmPoolOwner, Backend):
     """Attempts in containers on private networks (isolation: docker)."""
 
     name = "docker"
@@ -86,6 +89,8 @@ class DockerBackend(Backend):
         self._service_cgroup_parent: str | None = config.service_cgroup_parent
         self.erp_image: str | None = config.images.erp
         self.agent_image: str | None = config.images.agent
+        self.warm_pool: WarmPool | None = None  # made at the first ERP start when config.warm_erp_slots > 0
+        self.pool_lock = threading.Lock()
 
     @property
     def has_init(self) -> bool:
@@ -225,14 +230,15 @@ class DockerSandbox(Sandbox):
         self._followers: list[LogFollower] = []
         self._ready: dict[str, threading.Event] = {}  # service -> its follower's ready signal
         self._recorders: dict[str, EventRecorder] = {}
-        self._agent_side: InThread | None = None  # the workspace keeper + netns holder, starting
+        self._agent_side: InThread | None = None  # the agent side's holder and its turn volumes, starting
         # the turns' containers and volumes, made ahead, removed beside
         self.turns = DockerTurns(TurnHost(
             prefix=self.prefix, client=self.client, config=self.config, agent_image=lambda: backend.agent_image,
             has_init=backend.has_init, containers=self.containers, volumes=self.volumes, labels=self.labels,
             agent_namespace=self.agent_namespace, remove_container=self._remove_container,
-            remove_volume=self._remove_volume))
+            remove_volume=self._remove_volume, held_turns=frozenset(ctx.turns)))
         self.addresses: dict[str, dict[str, str]] = {}  # service -> network role -> IPv4
+        self._warm: WarmSlot | None = None  # a slot of the warm pool, taken at open, until the ERP adopts it
         self.admission = start_slots(self.config)  # host-wide: service starts queue here
 
     def labels(self, role: str) -> dict[str, str]:
@@ -242,20 +248,63 @@ class DockerSandbox(Sandbox):
 
     def create_resources(self) -> None:
         """The networks topology.yaml builds (attempt, control), the workspace volume; the
-        workspace keeper and the netns holder start in a thread, beside the services' start
-        (the ERP's takes seconds), and are waited for where first used (`agent_namespace`)."""
+        declared turns' volumes and the agent side's holder are made in a thread, beside the
+        services' start (the ERP's takes seconds), and waited for where first used
+        (`agent_namespace`)."""
+        self._take_warm_slot()
         for spec in self.backend.topology.built():
             self.ensure_network(spec.role)
         self._create_volume("workspace", self.config.workspace_volume_bytes, uid_gid(self.config.agent_user))
         self._agent_side = InThread(f"{self.prefix}-agent-side", self._start_agent_side, Phase.OPEN)
 
+    def _take_warm_slot(self) -> None:
+        """A ready slot of the warm pool, if any: its networks become this attempt's; its standby
+        ERP waits (role `erp-standby`) for `_start_service` to adopt it, or for the close."""
+        pool = self.backend.warm_pool
+        slot = pool.take(pool.shape) if pool is not None else None
+        if slot is None:
+            return
+        self.networks.update(slot.networks)
+        self.blocks.update(slot.blocks)
+        self.volumes["erp-data"] = slot.volume
+        self.containers["erp-standby"] = slot.erp
+        if slot.recorder is not None:
+            self._recorders["erp-standby"] = slot.recorder
+        self._warm = slot
+        if not alive(slot.erp):  # died waiting: the ERP starts cold on the slot's networks
+            self._drop_standby()
+
+    def _drop_standby(self) -> None:
+        """Remove the taken slot's standby ERP and its volume (it died, or an ERP of another shape starts)."""
+        self._warm = None
+        if (rec := self._recorders.pop("erp-standby", None)) is not None:
+            rec.close()
+        for problem in (self._remove_container("erp-standby"), self._remove_volume("erp-data")):
+            if problem:
+                raise EngineError(f"remove the unused standby ERP: {problem}", phase=Phase.SERVICES)
+
     def _start_agent_side(self) -> None:
-        self._start_helper()  # holds the workspace's quota volume mounted for the whole attempt
-        self._start_netns_holder()
+        """The declared turns' quota volumes, then the holder that keeps them and the workspace
+        mounted and holds the agent's network namespace (agent_holder.py)."""
+        cfg = self.config
+        held = {self.volumes["workspace"].name: cfg.container_paths.workspace}
+        for n in self.ctx.turns:
+            try:
+                volume = self.client.volumes.create(
+                    f"{self.prefix}-turn-{n}", labels=self.labels("turn"), driver="local",
+                    driver_opts=tmpfs_volume_options(cfg.turn_volume_bytes, uid=0, gid=0))
+            except docker.errors.DockerException as exc:
+                raise engine_error(f"create the volume of turn {n}", Phase.OPEN)(exc) from exc
+            self.volumes[f"turn-{n}"] = volume
+            held[volume.name] = turn_mount(n)
+        start_agent_holder(self.client, self.backend.agent_image, name=f"{self.prefix}-netns",
+                           labels=self.labels("netns"), network=self.networks["attempt"].name,
+                           dns=self.blocks["attempt"].gateway, user=cfg.agent_user, volumes=held,
+                           containers=self.containers)
 
     def agent_namespace(self) -> Any:
-        """The container holding the agent side's network namespace, once it is ready (its
-        default route deleted); raises what its start raised (phase: open)."""
+        """The agent side's holder (agent_holder.py), once it is ready (its default route
+        deleted, its privileges dropped); raises what its start raised (phase: open)."""
         if self._agent_side is not None:
             self._agent_side.wait()
         return self.containers["netns"]
@@ -300,12 +349,6 @@ class DockerSandbox(Sandbox):
             raise engine_error(f"create volume {role}", Phase.OPEN)(exc) from exc
         return self.volumes[role]
 
-    def _start_netns_holder(self) -> None:
-        start_netns_holder(self.client, self.backend.agent_image, prefix=self.prefix, labels=self.labels,
-                           network=self.networks["attempt"].name, dns=self.blocks["attempt"].gateway,
-                           user=self.config.agent_user, init=self.backend.has_init, containers=self.containers,
-                           remove=self._remove_container)
-
     # -- services ------------------------------------------------------------------------------
 
     def _start_service(self, spec: ServiceSpec) -> ServiceEndpoints:
@@ -326,38 +369,37 @@ class DockerSandbox(Sandbox):
         entries += [Entry(f"{spec.name}/{f.path}", f.data, uid, gid, f.mode) for f in spec.files]
         binds = {li.name: f"{addresses[li.network]}:{li.port}" for li in spec.listeners}
         argv = spec.expand(python=PYTHON, data=data, binds=binds)
-        volume = self._create_volume(f"{spec.name}-data")
-        first, *others = roles
+        if spec.name == "erp":
+            self.backend.ensure_warm_pool(spec)
+        warm = self._warm if self._warm is not None and self.backend.erp_shape(spec) == self._warm.shape else None
+        if warm is None and self._warm is not None and spec.name == "erp":
+            self._drop_standby()  # it holds the ERP's addresses: gone before the cold start
         container = None
         try:
-            container = self.client.containers.create(
-                spec.image or self.backend.service_image(spec.name),
-                entrypoint=argv,
-                command=[],
-                name=f"{self.prefix}-{spec.name}",
-                hostname=spec.name,
-                labels=self.labels(spec.name),
-                environment=dict(spec.env),
-                working_dir=cp.service_data_mount,
-                volumes={volume.name: {"bind": cp.service_data_mount, "mode": "rw"}},
-                tmpfs={cp.tmp: f"rw,nosuid,nodev,size={cfg.tmpfs_size}"},
-                sysctls=NO_IPV6,
-                network=nets[first].name,
-                networking_config={nets[first].name: self.client.api.create_endpoint_config(
-                    ipv4_address=addresses[first], aliases=list(spec.aliases) if first == "attempt" and spec.aliases else None)},
-                ports=spec.port_bindings(),  # host loopback only, and only what the spec publishes
-                cgroup_parent=self.backend.service_cgroup_parent,  # weighs one host process (config.py)
-                **hardening(spec.limits or cfg.erp_limits, user, init=self.backend.has_init),
-            )
-            self.containers[spec.name] = container
-            self._recorders[spec.name] = recorder = EventRecorder(self.client, container.id, container.name)
-            recorder.start()
-            # API 1.41 joins one network at create; the others (fixed addresses too) before start.
-            for role in others:
-                nets[role].connect(container, ipv4_address=addresses[role],
-                                   aliases=list(spec.aliases) if role == "attempt" and spec.aliases else None)
-            container.put_archive(cp.service_data_mount, build_tar(entries))
-            start_container(container)
+            if warm is not None:  # the standby ERP made for this shape: its files, then its launch line
+                self._warm = None
+                container = self.containers[spec.name] = self.containers.pop("erp-standby")
+                self._recorders[spec.name] = self._recorders.pop("erp-standby")
+                self.volumes[f"{spec.name}-data"] = self.volumes.pop("erp-data")
+                container.put_archive(cp.service_data_mount, build_tar(entries))
+                launch = json.dumps(argv[argv.index("serve"):]).encode()
+                container.put_archive(cp.service_data_mount, build_tar([Entry(f"{spec.name}/launch.json", launch,
+                                                                             uid, gid, 0o400)]))
+                container.rename(f"{self.prefix}-{spec.name}")
+            else:
+                volume = self._create_volume(f"{spec.name}-data")
+
+                def created(c: Any, recorder: EventRecorder) -> None:
+                    self.containers[spec.name], self._recorders[spec.name] = c, recorder
+
+                container = create_service_container(
+                    self.client, spec, image=spec.image or self.backend.service_image(spec.name), user=user,
+                    limits=spec.limits or cfg.erp_limits, config=cfg, name=f"{self.prefix}-{spec.name}",
+                    labels=self.labels(spec.name), nets=nets, addresses=addresses, volume=volume.name,
+                    entrypoint=argv, cgroup_parent=self.backend.service_cgroup_parent, init=self.backend.has_init,
+                    on_created=created)
+                container.put_archive(cp.service_data_mount, build_tar(entries))
+                start_container(container)
             urls = {li.name: f"http://{addresses[li.network]}:{li.port}" for li in spec.listeners} | published_urls(container, spec)
         except docker.errors.DockerException as exc:
             pm = [post_mortem_of(container)] if container is not None else []
@@ -368,6 +410,16 @@ class DockerSandbox(Sandbox):
             self._ready[spec.name] = follower.ready
         follower.start()
         return ServiceEndpoints(spec.name, urls)
+
+    def start_is_expensive(self, spec: ServiceSpec) -> bool:
+        return self._warm is None or self.backend.erp_shape(spec) != self._warm.shape
+
+    def wait_service_healthy(self, name: str, *, error: type[ServiceUnhealthy] = ServiceUnhealthy) -> None:
+        try:
+            super().wait_service_healthy(name, error=error)
+        finally:
+            if name == "erp":
+                self.backend.refill_warm_pool()
 
     def service_ready(self, name: str) -> threading.Event | None:
         """Set by the service's log follower at its ready line or the end of its output."""
@@ -438,20 +490,9 @@ class DockerSandbox(Sandbox):
     # -- workspace -----------------------------------------------------------------------------
 
     def _helper(self):
-        """The workspace volume's keeper (volume_quota.py): an idle container that holds it
-        mounted from creation to teardown, and through which archives are copied in and out."""
-        self.agent_namespace()  # started with it
-        return self.containers["helper"]
-
-    def _start_helper(self) -> None:
-        if "helper" not in self.containers:
-            try:
-                self.containers["helper"] = start_keeper(
-                    self.client, self.backend.agent_image, name=f"{self.prefix}-helper", labels=self.labels("helper"),
-                    volume=self.volumes["workspace"].name, target=self.config.container_paths.workspace,
-                    user=self.config.agent_user, init=self.backend.has_init, start=start_container)
-            except docker.errors.DockerException as exc:
-                raise engine_error("start the workspace keeper", Phase.OPEN)(exc) from exc
+        """The container that keeps the workspace volume mounted from creation to teardown,
+        and through which archives are copied in and out: the agent side's holder."""
+        return self.agent_namespace()
 
     def seed_workspace(self, handbook_dir: Path) -> None:
         uid, gid = uid_gid(self.config.agent_user)
@@ -510,6 +551,7 @@ class DockerSandbox(Sandbox):
 
     def close(self) -> list[str]:
         self.release_admissions()
+        self.backend.refill_warm_pool()
         problems: list[str] = []
         # Nothing still being made or removed. The agent side's failure, if no step met it, is
         # not teardown's (the attempt failed before it needed it): logged; what it made goes below.

@@ -1,13 +1,16 @@
 """The agent turns of a docker attempt: each turn in a fresh container that joins the attempt's
 network namespace, with the workspace volume and the turn's own quota volume (mounted at /turn).
 
-A turn's quota volume lives while a container holds it mounted (volume_quota.py): its keeper,
-an idle container without network, holds it from the files copied in to the copy-out after the
-turn. Volume and keeper depend on nothing but the turn's number, so they are made ahead of the
-turn (`prepare`): turn 1's beside the services' start, turn n+1's beside turn n's run
-(`TurnLaunch.next_n`). Only the turn's own container (its files, environment and image are the
-turn's) is made when the turn starts. After the copy-out, the turn's containers and volume are
-removed beside whatever comes next; the sandbox's close waits for all of it.
+A turn's quota volume lives while a container holds it mounted (volume_quota.py). A turn declared
+at open (`AttemptContext.turns`) has its volume made with the agent side and held by its holder
+(agent_holder.py) until the attempt's close. A turn that was not declared gets a volume and a
+keeper of its own, an idle container without network that holds it from the files copied in to
+the copy-out after the turn; these depend on nothing but the turn's number, so they are made
+ahead of the turn (`prepare`): turn 1's beside the services' start, turn n+1's beside turn n's
+run (`TurnLaunch.next_n`). Only the turn's own container (its files, environment and image are
+the turn's) is made when the turn starts. After the copy-out, the turn's container (and keeper
+and volume, where it has its own) are removed beside whatever comes next; the sandbox's close
+waits for all of it.
 
 The turns see the sandbox through a `TurnHost`: the few things of it they use, named (the engine
 client, the attempt's containers and volumes, its labels, the agent's network namespace, the two
@@ -64,6 +67,8 @@ class TurnHost:
     agent_namespace: Callable[[], Any]           # the netns holder, once ready
     remove_container: Callable[[str], str | None]  # role -> problem or None
     remove_volume: Callable[[str], str | None]     # role -> problem or None
+    # Turns whose volumes the agent side's holder keeps mounted (made at open, removed at close).
+    held_turns: frozenset[int] = frozenset()
 
 
 class DockerTurns:
@@ -75,8 +80,9 @@ class DockerTurns:
         self.removals: list[InThread] = []  # finished turns' containers and volume, going away
 
     def prepare(self, n: int) -> None:
-        """Start making turn `n`'s quota volume and keeper in a thread (once per turn number)."""
-        if n not in self._prepared:
+        """Start making turn `n`'s quota volume and keeper in a thread (once per turn number;
+        nothing for a turn whose volume the holder keeps)."""
+        if n not in self._prepared and n not in self.sb.held_turns:
             self._prepared[n] = InThread(f"{self.sb.prefix}-t{n}-prepare", lambda: self._make_turn_volume(n), Phase.TURN)
 
     def _make_turn_volume(self, n: int) -> Any:
@@ -93,7 +99,11 @@ class DockerTurns:
         return volume
 
     def _turn_volume(self, n: int) -> Any:
-        """Turn `n`'s volume with its keeper running: the one made ahead, or made now."""
+        """Turn `n`'s volume, held mounted: the holder's, or the one made ahead with its keeper,
+        or made now."""
+        if n in self.sb.held_turns:
+            self.sb.agent_namespace()  # the holder, once it runs with the volume mounted
+            return self.sb.volumes[f"turn-{n}"]
         prepared = self._prepared.pop(n, None)
         if prepared is None:
             return self._make_turn_volume(n)
@@ -110,11 +120,12 @@ class DockerTurns:
         return [p for r in self.removals for p in ([r.settle()] + (r.result or [])) if p]
 
     def require_keepers(self, n: int, when: str) -> None:
-        """Raise `KeeperLost` unless the workspace keeper, the netns holder and turn `n`'s keeper
-        all run. Checked before the turn starts and before its copy-out: without it, a keeper
-        that died would show as an empty workspace or a turn without output, and the agent
-        would be blamed for it."""
-        for role in ("helper", "netns", f"turn-{n}-keeper"):
+        """Raise `KeeperLost` unless the agent side's holder (the workspace's and the declared
+        turns' volumes, the network namespace) and turn `n`'s own keeper, if it has one, run.
+        Checked before the turn starts and before its copy-out: without it, a holder that died
+        would show as an empty workspace or a turn without output, and the agent would be
+        blamed for it."""
+        for role in ("netns", f"turn-{n}-keeper"):
             container = self.sb.containers.get(role)
             if container is None:
                 continue
@@ -182,9 +193,9 @@ class DockerTurns:
             # A cancel (a campaign stopping) stops the turn at once instead of at its budget:
             # SIGTERM to docker-init, SIGKILL after a short grace; the wait then returns.
             with CancelWatch(turn.cancel, lambda: container.stop(timeout=CANCEL_GRACE_S)):
-                container.wait(timeout=turn.budget_s + cfg.turn_hard_grace_s)
-        except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
-            timed_out = True
+                timed_out = turn.wait_until_deadline(
+                    lambda left: container.wait(timeout=left),
+                    (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError), started, cfg.turn_hard_grace_s)
         except docker.errors.DockerException as exc:
             raise engine_error(f"wait for turn {turn.n}", Phase.TURN)(exc) from exc
         if timed_out:
@@ -205,8 +216,11 @@ class DockerTurns:
             raise engine_error(f"copy out turn {turn.n}", Phase.TURN)(exc) from exc
         # The turn is over (its container exited, its folder is out): the removals run beside
         # what comes next; the sandbox's close waits for them.
+        # A held turn volume stays until the holder is gone (the sandbox's close removes both).
+        own_volume = turn.n not in sb.held_turns
         self.removals.append(InThread(f"{sb.prefix}-t{turn.n}-removal", lambda: [
-            p for p in (sb.remove_container(role), sb.remove_container(f"{role}-keeper"), sb.remove_volume(role)) if p],
+            p for p in (sb.remove_container(role), sb.remove_container(f"{role}-keeper"),
+                        sb.remove_volume(role) if own_volume else None) if p],
             Phase.TURN))
         return TurnRun(
             exit_code=pm.exit_code,

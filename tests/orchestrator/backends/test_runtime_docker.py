@@ -227,13 +227,13 @@ def test_sigterm_tears_everything_down(tmp_path, client, images):
     assert rec["outcome"] == "infra_error" and rec["error"]["kind"] == "interrupted"
 
 
-@pytest.mark.parametrize("victim", ["-helper", "-t2-keeper"])
-def test_a_keeper_lost_mid_attempt_is_infra_error(runtime, tmp_path, client, victim):
-    """The workspace keeper killed during turn 1, or turn 2's keeper (made beside turn 1):
-    the files they held are gone, and the attempt ends as the infrastructure's failure
-    instead of handing the agent an empty workspace or a turn without output."""
+def test_a_keeper_lost_mid_attempt_is_infra_error(runtime, tmp_path, client):
+    """The agent side's holder (it keeps the workspace's and both turns' volumes mounted,
+    agent_holder.py) killed during turn 1: the files it held are gone, and the attempt ends as
+    the infrastructure's failure instead of handing the agent an empty workspace or a turn
+    without output."""
     cfg, backend = runtime
-    t, killed = kill_during_turn(client, cfg.campaign, "helper", victim)
+    t, killed = kill_during_turn(client, cfg.campaign, "netns", "-netns")
     result = _run(cfg, backend, tmp_path, "neg:nap", turns=2)
     t.join(5)
     rec = result.record

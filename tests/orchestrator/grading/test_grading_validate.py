@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from grading_fixtures import TASK_YAML, write_generator, write_pack
 
-from orchestrator.validate import Report, control_problems, print_report, validate
+from orchestrator.validate import Report, control_problems, validate
+from orchestrator.validate_report import print_report
 
 CHECKS = ["payments set", "no held invoice paid"]
 

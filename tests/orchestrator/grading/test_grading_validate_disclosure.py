@@ -13,7 +13,8 @@ from grading_erp import AGENT, make_erp, post
 from grading_fixtures import TASK_YAML, write_generator, write_pack
 
 from orchestrator.grading.disclosure_probe import probe_final_db
-from orchestrator.validate import ProbeTally, disclosure_problems, print_report, validate
+from orchestrator.validate import ProbeTally, disclosure_problems, validate
+from orchestrator.validate_report import print_report
 
 ACCT = "441722901183"  # V-0101's pending account (grading_erp.make_erp)
 TOKEN_ID = f"tok-{AGENT}"

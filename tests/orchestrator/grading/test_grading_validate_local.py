@@ -38,11 +38,15 @@ def test_scenario_reference_and_validation(mini, tmp_path):
     # The alt's route leaves another database than the oracle's (no keys, other note, other order).
     oracle = next(e for e in rep.entries if e.control == "oracle#1")
     assert oracle.canonical != alt.canonical
-    # The probe read both oracles' real final databases: the pending account's two numbers
+    # The clean oracle ran once: its second run is the scenario's reference run, same canonical state.
+    second = next(e for e in rep.entries if e.control == "oracle#2")
+    assert "reference run" in second.note and second.canonical == oracle.canonical, second
+    assert len([p for p in (tmp_path / "runs").rglob("result.json") if "oracle" in str(p)]) == 1
+    # The probe read the oracle's real final database: the pending account's two numbers
     # against the call and the escalation the oracle wrote, and found nothing.
     tally = rep.disclosure["mini"]
-    assert (tally.runs, tally.findings, tally.classes, tally.values) == (2, 0, {"vendor_bank"}, 2)
-    assert tally.places >= 2  # at least the escalation note of each run
+    assert (tally.runs, tally.findings, tally.classes, tally.values) == (1, 0, {"vendor_bank"}, 2)
+    assert tally.places >= 1  # at least the escalation note
 
     # The attempt record holds the agent's projections beside the reference.
     results = sorted((tmp_path / "runs").rglob("result.json"))
@@ -109,7 +113,7 @@ def test_a_stopped_validation_tears_its_attempts_down_and_exits_130(mini, tmp_pa
     flag.touch()
     runs = tmp_path / "runs"
     argv = [str(Path(sys.executable).with_name("orchestrate")), "validate", "--tasks", "mini", "--seeds", "0",
-            "--backend", "local", "--concurrency", "2", "--runs-root", str(runs)]
+            "--backend", "local", "--jobs", "2", "--fresh-oracles", "--runs-root", str(runs)]  # both oracles first
     log = tmp_path / "validate.log"
     with open(log, "wb") as fh:
         proc = subprocess.Popen(argv, stdout=fh, stderr=subprocess.STDOUT, env=dict(os.environ))

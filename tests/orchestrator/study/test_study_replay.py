@@ -96,17 +96,20 @@ def _drop(row) -> bool:
 
 
 @pytest.mark.parametrize("alter", [_alter_body, _alter_consistently, _drop], ids=["body", "consistent", "path"])
-def test_an_altered_audit_log_is_named(camp, tmp_path: Path, capsys, alter) -> None:
+def test_an_altered_audit_log_is_named(camp, tmp_path: Path, alter) -> None:
+    """The attempt's own replay (the whole label's, with only the altered one named, is the
+    removed-row test's and the bundle test's)."""
+    from orchestrator.identity import AttemptIdentity
+    from orchestrator.study.evidence import replay_folders
+
     runs = _copy(camp, tmp_path)
     target = _folder(runs, camp.label, "oracle__payment-run__lost-writes")
     altered_id = _rewrite(target / "audit.jsonl", alter)
-    code = main(["export", "--verify", "--replay", camp.label, "--runs-root", str(runs)])
-    err = capsys.readouterr().err
-    assert code == 1
-    problems = [ln for ln in err.splitlines() if "replay" in ln]
-    assert len(problems) == 1, err  # only the altered attempt
+    result = json.loads((target / "result.json").read_text())
+    ident = AttemptIdentity(**{k: result[k] for k in AttemptIdentity.model_fields})
     rel = target.relative_to(runs / camp.label).as_posix()
-    assert rel in problems[0]
+    problems = replay_folders([(ident, target, rel)]).problems
+    assert len(problems) == 1 and rel in problems[0]
     assert "diverges at audit id" in problems[0]
     diverged = int(problems[0].split("audit id ")[1].split(":")[0])
     assert diverged >= altered_id  # at the altered request, or (altered consistently) where its effect shows

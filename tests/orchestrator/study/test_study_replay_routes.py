@@ -8,6 +8,7 @@ re-keyed as every attempt's are; its audit trail is then replayed on a fresh cop
 """
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import json
 import secrets
@@ -100,8 +101,14 @@ def _hostile(client: TestClient, tokens: dict[str, str], me: str, next_day) -> N
     client.post("/payment-runs", json={"bank_account": "OPER", "pay_date": "2026-13-45"}, headers=mine)
 
 
-def test_hostile_requests_replay_exactly(tmp_path: Path) -> None:
-    final, rows, grading, scenario = _attempt(tmp_path, _hostile)
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    """The hostile attempt, run once for the module."""
+    return _attempt(tmp_path_factory.mktemp("hostile"), _hostile)
+
+
+def test_hostile_requests_replay_exactly(hostile) -> None:
+    final, rows, grading, scenario = hostile
     statuses = {r["status"] for r in rows if r["channel"] == "api"}
     assert {401, 409, 413, 422}.issubset(statuses) and any(r["replay"] for r in rows)
     assert any(r["channel"] == "sim" for r in rows)
@@ -114,8 +121,9 @@ def test_hostile_requests_replay_exactly(tmp_path: Path) -> None:
 @pytest.mark.parametrize("field, value", [
     ("status", 200), ("actor", None), ("object_id", "X-1"), ("idem_key", "k-2"), ("business_date", "2026-01-01"),
 ])
-def test_any_altered_field_is_named(tmp_path: Path, field: str, value) -> None:
-    _, rows, grading, scenario = _attempt(tmp_path, _hostile)
+def test_any_altered_field_is_named(hostile, field: str, value) -> None:
+    _, original, grading, scenario = hostile
+    rows = copy.deepcopy(original)
     target = next(r for r in rows if r["channel"] == "api" and r["method"] == "POST" and r["status"] == 201)
     target[field] = value
     got = replay_attempt(scenario.db, scenario.world, rows, grading)
