@@ -18,11 +18,23 @@ exists with the same start time.
 from __future__ import annotations
 
 import enum
+import hashlib
 import os
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+
+
+def object_prefix(run_id: str) -> str:
+    """The name prefix of an attempt's engine objects: `pb-` and 16 hex digits of the run id's hash.
+
+    Names, unlike labels, reach the agent: the engine's DNS answers a reverse lookup of an address
+    with `<container>.<network>`. The run id holds the seed (which a sealed study keeps secret
+    until its reveal) and its random tail makes the hash unguessable, so the names say nothing
+    of the attempt; the `pb.attempt` label keeps the run id for the reaper and for people."""
+    return "pb-" + hashlib.sha256(run_id.encode()).hexdigest()[:16]
+
 
 MANAGED = "pb.managed"
 CAMPAIGN = "pb.campaign"

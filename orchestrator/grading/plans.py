@@ -221,7 +221,7 @@ def evaluate_plan(check: Any, plan: dict[str, Table], constraints: dict[str, Tab
     if check.demands and check.supplies:
         _material(check, source(check.demands), source(check.supplies), first, bad)
 
-    ev.objective = _objective(check, jobs, last, cal)
+    ev.objective = _objective(check, jobs, first, last, cal)
     return ev
 
 
@@ -256,7 +256,8 @@ def _material(check: Any, dm: Table, sp: Table, first: dict[str, dt.date], bad: 
                 break
 
 
-def _objective(check: Any, jobs: dict[str, dict[str, str]], last: dict[str, dt.date], cal: _Calendar) -> float | None:
+def _objective(check: Any, jobs: dict[str, dict[str, str]], first: dict[str, dt.date], last: dict[str, dt.date],
+               cal: _Calendar) -> float | None:
     if check.objective == "penalty_cost":
         cost = 0.0
         for j, r in jobs.items():
@@ -268,7 +269,7 @@ def _objective(check: Any, jobs: dict[str, dict[str, str]], last: dict[str, dt.d
     if not last:
         return None
     origin_text = check.start or min((r["release"] for r in jobs.values() if _opt(r, "release")), default=None)
-    origin = _day(origin_text, "plan start") if origin_text else min(last.values())
+    origin = _day(origin_text, "plan start") if origin_text else min(first.values())
     return float(cal.working_days(origin, max(last.values())))
 
 

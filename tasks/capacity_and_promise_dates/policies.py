@@ -245,6 +245,20 @@ def neg_no_promises(turn: int, client: ErpClient, workspace: Path, context: dict
     _play(client, turn, context, best_plan, promises="none")
 
 
+def neg_set_lead_times(turn: int, client: ErpClient, workspace: Path, context: dict) -> None:
+    """The right schedule and promises, and each valve's lead time set to the working days its
+    work order now takes (item records tidied to the schedule: master data changed, GEN-1.2)."""
+    plant = read_plant(client, context)
+    w = Writer(client, turn, "cpd")
+    bookings = best_plan(plant)
+    book(w, bookings)
+    promise(w, plant, bookings)
+    ends = finish(bookings)
+    for job in plant.jobs:
+        days = plant.workdays.index(ends[job.wo]) + 1
+        w.patch(f"/items/{job.item}", {"lead_time_days": days})
+
+
 def neg_blind_retry(turn: int, client: ErpClient, workspace: Path, context: dict) -> None:
     """The oracle's work, re-sending a failed write once without a key."""
     _play(client, turn, context, best_plan, keyed=False)
@@ -258,5 +272,6 @@ POLICIES: dict[str, Callable[[int, ErpClient, Path, dict], None]] = {
     "neg:one_at_a_time": neg_one_at_a_time,
     "neg:promise_requested": neg_promise_requested,
     "neg:no_promises": neg_no_promises,
+    "neg:set_lead_times": neg_set_lead_times,
     "neg:blind-retry": neg_blind_retry,
 }

@@ -431,3 +431,14 @@ def test_tokens_cannot_be_forged_nor_taken_from_the_scenario(lab, scenario):
     assert report["own_seed_found"] is None, report  # its secret no longer gives the seed away
     assert report["forged_tried"] == 3 * len(users) and report["forged_accepted"] == [], report
     assert report["known_tried"] == len(known) > 0 and report["known_accepted"] == [], report
+
+
+def test_engine_names_say_nothing_of_the_attempt(lab, scenario):
+    """The ERP's reverse name (the engine's DNS: `<container>.<network>`) carries no seed, cell
+    or run id (a sealed study's seed stays secret); the lookup itself works (the control)."""
+    run, report = lab.turn(lab.a, {"mode": "names"}, budget_s=120)
+    _ok(run, lab, lab.a)
+    names = " ".join(report.get("reverse") or [])
+    assert lab.a.sandbox.prefix in names, report  # positive control: the engine did answer with the name
+    for secret in (lab.a.sandbox.ctx.attempt_id, f"-s{scenario.meta['seed']}-", "escape-a-", "payment-run"):
+        assert secret not in names, (secret, report)

@@ -597,9 +597,26 @@ def mode_forge(spec: dict) -> dict:
             "forged_accepted": accepted, "known_tried": len(spec.get("known", [])), "known_accepted": known_accepted}
 
 
+def mode_names(spec: dict) -> dict:
+    """What the engine's DNS tells about the ERP: its address's reverse name (the container and
+    network names), which must say nothing of the attempt (seed, cell, repetition)."""
+    from urllib.parse import urlparse
+
+    host = urlparse(os.environ["ERP_URL"]).hostname or ""
+    out: dict = {"erp_host": host}
+    try:
+        addr = socket.getaddrinfo(host, None)[0][4][0]
+        out["erp_addr"] = addr
+        name, aliases, _ = socket.gethostbyaddr(addr)
+        out["reverse"] = [name, *aliases]
+    except OSError as exc:
+        out["error"] = type(exc).__name__
+    return out
+
+
 MODES = {"network": mode_network, "listen": mode_listen, "secrets": mode_secrets, "leave": mode_leave,
          "check_left": mode_check_left, "plant_links": mode_plant_links, "bomb": mode_bomb, "api": mode_api,
-         "forge": mode_forge}
+         "forge": mode_forge, "names": mode_names}
 
 
 def main(argv: list[str] | None = None) -> int:

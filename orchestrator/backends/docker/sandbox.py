@@ -219,7 +219,7 @@ class DockerSandbox(Sandbox):
         self.client = backend.client
         self.config = backend.config
         self.ctx = ctx
-        self.prefix = f"pb-{ctx.attempt_id}"
+        self.prefix = L.object_prefix(ctx.attempt_id)  # names reach the agent (DNS): nothing of the attempt in them
         self.owner = L.Owner.current()
         self.networks: dict[str, Any] = {}
         self.blocks: dict[str, Block] = {}

@@ -21,6 +21,8 @@ from runtime_support import (
     resolve_images,
 )
 
+from orchestrator.labels import object_prefix
+
 pytestmark = [pytest.mark.docker]
 
 
@@ -94,7 +96,7 @@ def test_null_attempt_end_to_end_leaves_nothing(runtime, tmp_path, client, monke
     assert len(tokens) == 1, "the attempt's one control token was not seen: the check below would check nothing"
     leaked = [str(x.relative_to(p.root)) for x in p.root.rglob("*") if x.is_file() and any(t in x.read_bytes() for t in tokens)]
     assert not leaked, f"a control token is written in {leaked}"
-    assert not [x for x in client.containers.list(all=True) if x.name.startswith(f"pb-{result.attempt_id}")]
+    assert not [x for x in client.containers.list(all=True) if x.name.startswith(object_prefix(result.run_id))]
 
 
 def test_agent_container_configuration(runtime, tmp_path):

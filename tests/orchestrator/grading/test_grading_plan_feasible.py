@@ -126,6 +126,14 @@ def test_a_feasible_plan_within_the_gap_passes_and_beyond_it_fails(tmp_path: Pat
     assert not _grade(tmp_path, SLOWER, _check(max_excess=0.5)).passed
 
 
+def test_makespan_counts_from_the_declared_start_else_the_earliest_release_else_the_first_day(tmp_path: Path) -> None:
+    no_release = [(j, None, due, dl, rate) for j, _rel, due, dl, rate in JOBS]
+    assert _grade(tmp_path, OPTIMAL, jobs=no_release).data["agent_objective"] == 3.0      # Mon..Wed
+    out = _grade(tmp_path, OPTIMAL, _check(start="2026-10-30"), jobs=no_release)
+    assert out.data["agent_objective"] == 4.0 and out.passed                  # Fri 30 Oct, Mon, Tue, Wed
+    assert _grade(tmp_path, OPTIMAL).data["agent_objective"] == 3.0            # from the releases (Monday)
+
+
 def test_a_plan_better_than_the_reference_passes(tmp_path: Path) -> None:
     out = _grade(tmp_path, OPTIMAL, ref_ops=SLOWER)
     assert out.passed, out.detail
