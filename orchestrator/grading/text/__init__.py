@@ -19,7 +19,13 @@ API (stable; packs' text checks and their table tests use only this):
   name (`parties`) names its claim only beside its document. `claim_from_spec(dict)` builds a Claim from a check's declaration.
   An alias two claims share (one vendor's price hold and its printed instruction) names
   neither; a claim whose aliases are all shared is named by an alias together with its kind.
-  `Claim.negation` ("any", "all", "ignore") says how a negated kind word denies the claim.
+  `Claim.negation` ("any", "all", "ignore") says how a negated kind word denies the claim; a
+  kind word guessed at ("may have raised prices") or taken back ("..., but that is wrong") counts
+  as negated. What a reader does not take as the answer's statements supports nothing: struck
+  text, HTML comments and fenced code blocks (`segment.visible`), a question, a unit that opens
+  as withdrawn ("Ignore this", "TODO:", "Draft only") or stands under a scratch heading. A
+  party's short name (the first word of a multi-word subject alias) names its claim beside one
+  of the claim's documents. Ids match with any dash or none ("PA53258", "pa-53258").
   Payables terms (hold reasons, reported requests, reversal): `vocabulary_payables`.
 
 `mentions.uses(markdown, pattern)`: the units where a planted code stands as used, not quoted

@@ -21,17 +21,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 from orchestrator.grading.text.numbers import Figure, figures, matches, states_exactly
-from orchestrator.grading.text.segment import Unit, units
+from orchestrator.grading.text.segment import Unit, units, visible
 from orchestrator.grading.text.vocabulary import (
     DOWN_COMPARATIVES,
     DOWN_WORDS,
     HEDGE_BEFORE,
     NEGATION_AFTER,
     NEGATION_BEFORE,
+    RETRACTED_AFTER,
+    SPECULATION_BEFORE,
     STATUS_TERMS,
     UP_COMPARATIVES,
     UP_WORDS,
@@ -39,6 +41,7 @@ from orchestrator.grading.text.vocabulary import (
     phrase_pattern,
     term_patterns,
 )
+from orchestrator.grading.text.vocabulary_payables import CLEARED, HOLD_TERMS
 
 FAVOUR = re.compile(r"(?:un)?favou?rable|adverse", re.IGNORECASE)
 MEASURE = re.compile(r"\b(?:gross[ -])?(?:margins?|profit|gm)\b", re.IGNORECASE)
@@ -53,8 +56,8 @@ _COUNTERFACTUAL_CUE = re.compile(
     r"if (?:we|you|one) (?:exclude|remove|strip out|take out|set aside)d?)\b[^.;|,]{0,40}$", re.IGNORECASE)
 _WOULD = re.compile(r"\b(?:would|could|might)(?:\s+not|n't)?\s+(?:have|be)\b|\bwould've\b|\b\w+'d have\b",
                     re.IGNORECASE)
-_YES = re.compile(r"(?:yes|y|true|ok|✓|✔|☑|x)\.?", re.IGNORECASE)
-_NO = re.compile(r"(?:no|n|false|✗|✘|❌)\.?", re.IGNORECASE)
+_YES = re.compile(r"(?:yes|y|true|ok|✓|✔|☑|✅|x)\.?", re.IGNORECASE)
+_NO = re.compile(r"(?:no|n|false|✗|✘|❌|❎)\.?", re.IGNORECASE)
 
 
 NEGATION_MODES = ("any", "all", "ignore")
@@ -97,6 +100,7 @@ class _Span:
     start: int
     end: int
     negated: bool = False
+    hedged: bool = False     # a speculation ("may have raised prices"), not a statement
     up: bool = False
     alias: str = ""          # the subject/document alias it matched
 
@@ -111,6 +115,7 @@ class _Found:
     negative: list[_Span] = field(default_factory=list)
     context_kind: bool = False
     counterfactual: bool = False    # a kind word stands in a counterfactual ("without the rebate ... would")
+    cleared: list[_Span] = field(default_factory=list)  # "was paid", "was validated" (a hold term's claim)
 
 
 def unit_text(u: Unit) -> str:
@@ -153,6 +158,19 @@ def _negated(text: str, s: _Span, status: bool) -> bool:
     return status and bool(HEDGE_BEFORE.search(before) or NEGATION_AFTER.search(text[s.end:s.end + 45]))
 
 
+def _hedged(text: str, s: _Span) -> bool:
+    """Guessed at ("may have raised prices"), or taken back after it ("... a write-off, but that
+    is wrong")."""
+    before = re.split(r"[.;|(]", text[max(0, s.start - 60):s.start])[-1]
+    m = SPECULATION_BEFORE.search(before)
+    # A guess about a stated fact's background ("raised prices, which may reflect a surcharge",
+    # "possibly because of ...") leaves the fact stated.
+    if m and (re.search(r"\b(?:which|that)\s+(?:\w+\s+)?$", before[:m.start()])
+              or re.match(r"\w+\s+(?:because|due to)\b", before[m.start():])):
+        m = None
+    return bool(m or RETRACTED_AFTER.search(text[s.end:s.end + 80]))
+
+
 def _counterfactual(text: str, s: _Span) -> bool:
     """The kind word is the cause a counterfactual sets aside (see `_COUNTERFACTUAL_CUE`)."""
     before = re.split(r"[.;|(]", text[max(0, s.start - 60):s.start])[-1]
@@ -169,8 +187,11 @@ def _find(c: Claim, text: str, context: str) -> _Found:
                 f.counterfactual = True
             else:
                 s.negated = _negated(text, s, term in STATUS_TERMS)
+                s.hedged = _hedged(text, s)
             f.kind.append(s)
         f.negative += _spans(text, negative_patterns(term))
+        if term in HOLD_TERMS:
+            f.cleared += _spans(text, (CLEARED,))
         if term not in NO_CONTEXT_TERMS and context and any(p.search(context) for p in term_patterns(term)):
             f.context_kind = True
     return f
@@ -239,7 +260,11 @@ def _denied(c: Claim, kinds: Sequence[_Span]) -> bool:
     negated = [s.negated for s in kinds]
     if c.negation == "ignore" or not negated:
         return False
-    return all(negated) if c.negation == "all" else any(negated)
+    if c.negation == "all":
+        return all(s.negated or s.hedged for s in kinds)
+    # One word of what happened denied or only guessed at ("a project sale that could perhaps be
+    # a mix effect") leaves the claim unstated.
+    return any(s.negated or s.hedged for s in kinds)
 
 
 def _judge(c: Claim, text: str, f: _Found, figs: Sequence[Figure], dir_words: Sequence[_Span] | None) -> str:
@@ -251,6 +276,8 @@ def _judge(c: Claim, text: str, f: _Found, figs: Sequence[Figure], dir_words: Se
     if c.kind:
         if _denied(c, f.kind) or f.negative:
             return "its kind is negated, deferred or contradicted"
+        if _same_clause(text, f.cleared, f.document):
+            return "says its invoice was paid, validated, approved or released: not on hold"
         if not f.kind and not f.context_kind:
             return "does not say what happened (kind)"
     # A claim about a change ("fell", "a decrease of") states its direction with its own kind
@@ -274,6 +301,11 @@ def _judge(c: Claim, text: str, f: _Found, figs: Sequence[Figure], dir_words: Se
     elif c.direction_required and c.effect and not stated:
         return "states no direction (a sign or a word)"
     return ""
+
+
+def _same_clause(text: str, a: Sequence[_Span], b: Sequence[_Span]) -> bool:
+    """Some span of `a` and some span of `b` stand in one clause (no ";" or "|" between them)."""
+    return any(not re.search(r"[;|]", text[min(x.end, y.end):max(x.start, y.start)]) for x in a for y in b)
 
 
 def _names(c: Claim, f: _Found, figs: Sequence[Figure], shared: frozenset[str] = frozenset()) -> bool:
@@ -344,6 +376,9 @@ def _shared(claims: Sequence[Claim], text: str, found: dict[str, _Found], figs: 
         # Nothing in the unit names a claim: the section's heading says what its lines are about.
         anchors = {c.name: [_Span(0, 0)] for c in claims if found[c.name].context_kind}
     breaks = [m.start() for m in _CLAUSE_BREAK.finditer(text)]
+    # An aside in parentheses with its own figure ("September margin: $X (August: $Y)") is a
+    # clause of its own; a bare label in parentheses names the figure beside it ("$Y (August)").
+    breaks += [m.start() for m in re.finditer(r"\(([^()]*)\)?", text) if re.search(r"\d", m.group(1))]
     out: dict[str, str] = {}
     if not anchors:
         return out
@@ -360,7 +395,7 @@ def _shared(claims: Sequence[Claim], text: str, found: dict[str, _Found], figs: 
         shared_kind = any(kind_count.get(t, 0) > 1 for t in c.kind) and bool(c.subject)
         kinds = [s for s in f.kind if (shared_kind and not s.negated) or _nearest(anchors, s.start, s.end, breaks) == c.name]
         negs = [s for s in f.negative if _nearest(anchors, s.start, s.end, breaks) == c.name]
-        view = _Found(f.subject, f.document, kinds, negs, f.context_kind, f.counterfactual)
+        view = _Found(f.subject, f.document, kinds, negs, f.context_kind, f.counterfactual, f.cleared)
         words = [s for s in dir_spans if _nearest(anchors, s.start, s.end, breaks) == c.name]
         out[c.name] = _judge(c, text, view, mine, words)
     return out
@@ -405,15 +440,54 @@ def _drop_others(f: _Found, text: str, o: _Others) -> None:
         f.subject = []
 
 
+# A unit its writer withdrew or left open: "(Ignore this line ...)", "TODO: ...", "Draft only: ...",
+# a question; or a section headed as scratch work ("## Ignore this section", "## Scratchpad").
+_IGNORE_THIS = r"(?:ignore|disregard)(?:\s*:|\s+(?:this|these|the following|below|above|everything|all of this|" \
+               r"(?:the\s+)?(?:line|section|paragraph|part)s?)\b)"
+_WITHDRAWN_LEAD = re.compile(
+    rf"^\W*(?:(?:please\s+)?{_IGNORE_THIS}|draft(?: only)?\s*[:)\u2013\u2014-]|draft only\b|scratch(?:pad)?\s*:|"
+    r"todo\b|tbd\b|tbc\b|not part of)", re.IGNORECASE)
+_WITHDRAWN_SECTION = re.compile(rf"^\W*(?:ignore|disregard)\W*$|\b{_IGNORE_THIS}|\b(?:scratch\w*|superseded|discarded|"
+                                r"not part of)\b", re.IGNORECASE)
+
+
+def _withdrawn(u: Unit) -> bool:
+    return bool(_WITHDRAWN_LEAD.search(u.text) or _WITHDRAWN_SECTION.search(u.context)
+                or re.search(r"\?[\W_]*$", u.text))
+
+
+def _short_names(c: Claim) -> tuple[str, ...]:
+    """The short form a writer uses for a party once its record is named ("Allied" for Allied
+    Industrial Fittings beside invoice PA-53258): the first word of a multi-word subject alias.
+    Only a claim with documents gets them, and they name it only beside one of its documents."""
+    if not c.document:
+        return ()
+    own = {a.casefold() for a in c.subject}
+    out = []
+    for a in c.subject:
+        words = a.split()
+        first = words[0].rstrip(".,'") if len(words) > 1 else ""
+        if len(first) >= 4 and first[:1].isupper() and first.casefold() not in own:
+            out.append(first)
+    return tuple(dict.fromkeys(out))
+
+
 def grade(markdown: str, claims: Sequence[Claim], *, exclusive: bool = True,
           parties: Sequence[str] = ()) -> dict[str, Verdict]:
     """For every claim, whether some unit of `markdown` supports it (see the module docstring).
     `parties` are the names of the scenario's parties (vendors, customers, items): an alias that
     is part of another party's name is ambiguous and names its claim only beside its document."""
     verdicts = {c.name: Verdict(c.name, False, why="no unit mentions it") for c in claims}
+    shorts = {c.name: _short_names(c) for c in claims}
+    claims = [replace(c, subject=c.subject + shorts[c.name]) for c in claims]
     shared = _shared_aliases(claims)
     others = {c.name: _others(c, parties) for c in claims}
-    for u in units(markdown):
+    for c in claims:
+        o = others[c.name]
+        o.ambiguous = o.ambiguous | {a.casefold() for a in shorts[c.name]}
+    for u in units(visible(markdown)):
+        if _withdrawn(u):
+            continue
         text = unit_text(u)
         figs = figures(text)
         found = {c.name: _find(c, text, u.context) for c in claims}

@@ -19,13 +19,18 @@ import pysbd
 
 # A stand-in for a masked full stop: one character, so offsets do not move.
 _MASK = "\u2024"
-# Abbreviations that never end a sentence in these answers (what follows them is part of it).
-_ALWAYS = r"(?:no|nos|nr|num|inv|ref|approx|appr|ca|est|e\.g|i\.e|cf|vs|viz|incl|excl|qty|amt|acct|dept|mr|ms|mrs|dr|st|" \
-          r"fig|p|pp|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|re|avg|wk|yr|mo|mos|ytd|mtd)"
+# Abbreviations that never end a sentence in these answers (titles and Latin ones: what follows
+# them is part of it).
+_ALWAYS = r"(?:e\.g|i\.e|cf|vs|viz|mr|ms|mrs|dr|st)"
+# Abbreviations that may also end one ("held for qty. Keystone's ..."): like a company suffix,
+# they end a sentence only when a capitalised word that is not an id follows ("invoice no.
+# PA-1", "approx. $1.2K" and "Sept. 30" do not).
+_MAYBE_END = r"(?:no|nos|nr|num|inv|ref|approx|appr|ca|est|incl|excl|qty|amt|acct|dept|" \
+             r"fig|p|pp|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|re|avg|wk|yr|mo|mos|ytd|mtd)"
 # Company suffixes: they end a sentence only when a capitalised word that is not an id follows.
 _COMPANY = r"(?:co|inc|ltd|corp|bros|llc|plc|gmbh|s\.a|n\.v|b\.v|pty|intl)"
 _ABBR_ALWAYS = re.compile(rf"(?<![\w.])({_ALWAYS})\.(?=\s*\S)", re.IGNORECASE)
-_ABBR_COMPANY = re.compile(rf"(?<![\w.])({_COMPANY})\.(?=(\s+)(\S+))", re.IGNORECASE)
+_ABBR_COMPANY = re.compile(rf"(?<![\w.])({_COMPANY}|{_MAYBE_END})\.(?=(\s+)(\S+))", re.IGNORECASE)
 _ID_LIKE = re.compile(r"[A-Z]{1,6}-?\d|\d")
 
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -59,6 +64,20 @@ def _mask(text: str) -> str:
         ends = nxt[:1].isupper() and not _ID_LIKE.match(nxt) and not nxt.startswith(("(", "$"))
         return m.group(0) if ends else m.group(1) + _MASK
     return _ABBR_COMPANY.sub(company, text)
+
+
+_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
+_STRUCK = re.compile(r"~~.+?~~|<(del|s|strike)\b[^>]*>.*?</\1\s*>", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"^[ ]{0,3}(```+|~~~+).*?(?:^[ ]{0,3}\1[ \t]*$|\Z)", re.DOTALL | re.MULTILINE)
+
+
+def visible(markdown: str) -> str:
+    """The answer a reader sees as its statements: HTML comments (not rendered), struck-through
+    text (withdrawn by its writer) and fenced code blocks (raw data, not a sentence that states
+    what happened; FIN-2.1, CLO-4.1 ask for statements) are blanked, line breaks kept."""
+    def blank(m: re.Match[str]) -> str:
+        return re.sub(r"[^\n]", " ", m.group(0))
+    return _STRUCK.sub(blank, _FENCE.sub(blank, _COMMENT.sub(blank, markdown)))
 
 
 def sentences(text: str) -> list[str]:

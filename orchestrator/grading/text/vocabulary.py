@@ -18,7 +18,9 @@ _TIE_WORDS = (r"\bti(?:e|es|ed|ing)(?:[- ]?outs?)?\b", r"\bagree(?:s|d|ing)?\b",
               r"\bbalances? (?:to|with)\b", r"\bin balance\b", r"\bno difference\b", r"\bzero difference\b",
               r"\bdifferences?(?: of| is|:)?\s*(?:nil|none|zero|\$?0(?:\.00)?(?![.,]?\d))",
               r"\bno variance\b", r"\bbalanced\b", r"\bequals?\b", r"\bequal to\b", r"\bsame as\b",
-              r"\bconsistent with\b", r"\bsquares?\b", r"\bin line with\b", r"✓|✔|☑")
+              r"\bconsistent with\b", r"\bsquares?\b", r"\bin line with\b", r"✓|✔|☑|✅",
+              # "GL $X = subledger $X"
+              r"=\s*(?:the\s+)?(?:sub-?ledger|SL|subsidiary ledger)\b", r"\b(?:sub-?ledger|SL)\s*(?:\$[\d,.]+\s*)?=")
 
 TERMS: dict[str, tuple[str, ...]] = {
     # FIN-2.2: a vendor price change, billed as invoice price variance (5110).
@@ -68,7 +70,7 @@ TERMS: dict[str, tuple[str, ...]] = {
     # Months and the change of a measure.
     "prior_month": (r"\baug(?:ust|\.)?\b", r"\b2026-08\b", r"\b0?8/2026\b", r"\b(?:prior|previous|last) month\b"),
     "month": (r"\bsep(?:t|tember)?\.?\b", r"\b2026-09\b", r"\b0?9/2026\b", r"\b(?:this|current) month\b"),
-    "change": (r"\bchange[ds]?\b", r"\bmoved?\b", r"\bdifference\b", r"\bvariance\b", r"\bdelta\b",
+    "change": (r"\bchange[ds]?\b", r"[Δ∆]", r"\bmoved?\b", r"\bdifference\b", r"\bvariance\b", r"\bdelta\b",
                r"\b(?:fell|rose|dropped|declined|decreased|increased|grew|shrank)\b",
                r"\b(?:decrease|increase|decline|drop|fall|rise|swing|reduction|improvement)\b",
                r"\b(?:lower|higher) than\b",
@@ -82,7 +84,10 @@ TERMS: dict[str, tuple[str, ...]] = {
 NEGATIVE_TERMS: dict[str, tuple[str, ...]] = {
     "ties": (r"\bout of balance\b", r"\bunreconciled\b", r"\bdiscrepanc(?:y|ies)\b", r"\bmismatch\w*\b",
              r"\bdoes(?:n't| not) (?:\w+ ){0,2}(?:tie|agree|match|reconcile|balance)\b", r"\bbreak\b",
-             r"\boff by\b", r"\b(?:un|not )tied\b", r"✗|✘|❌"),
+             r"\boff by\b", r"\b(?:un|not )tied\b", r"✗|✘|❌|❎|≠",
+             # "ties except for a $1,250.00 difference": a tie with a difference is none.
+             r"\bexcept\b", r"\b(?:save|but) for\b", r"\b(?:difference|variance|gap) (?:of )?\$?[1-9]",
+             r"\$?[1-9][\d,]*(?:\.\d+)?[kK]? (?:difference|variance|gap)\b"),
 }
 
 TERMS.update(PAYABLES_TERMS)
@@ -102,6 +107,15 @@ NEGATION_AFTER = re.compile(
     r"^[^.;,]{0,25}?\b(?:still to|to be (?:done|completed|performed|prepared|finished|reviewed|checked)|not yet|"
     r"pending|tbd|to do|outstanding|in progress|not (?:done|performed|completed|started)|was not|is not|"
     r"has not|have not|did not)\b", re.IGNORECASE)
+# For any term: words before it that make it a guess, not a statement ("may have raised prices",
+# "possibly damage", "unclear whether the rebate ...").
+SPECULATION_BEFORE = re.compile(
+    r"\b(?:may|might|possibly|perhaps|probably|presumably|likely|unlikely|unclear|uncertain|whether|not sure|"
+    r"suspect(?:s|ed)?|speculat\w*|guess(?:ed)?|hypothes\w+)\b[^.;,]{0,40}$", re.IGNORECASE)
+# For any term: words after it that take it back ("listed as a write-off, but that is wrong").
+RETRACTED_AFTER = re.compile(
+    r"^[^.;]{0,60}?\b(?:(?:that|this|which|it)(?: is|'s| was) (?:wrong|incorrect|false|mistaken|"
+    r"not (?:the case|true|correct|right|so))|not the case)\b", re.IGNORECASE)
 # Terms that state a status, which hedges and trailing deferrals deny too.
 STATUS_TERMS = frozenset({"ties"}) | PAYABLES_STATUS_TERMS
 
@@ -135,11 +149,17 @@ def negative_patterns(term: str) -> tuple[re.Pattern[str], ...]:
     return tuple(re.compile(p, re.IGNORECASE) for p in NEGATIVE_TERMS.get(term, ()))
 
 
+_ANY_DASH = r"(?:[-\u2010\u2011\u2013]|\s)?"
+
+
 def phrase_pattern(phrase: str) -> str:
     """A regex for a literal name or id: whole words, any run of spaces or a line break between
     words, and the dots of an abbreviation optional at its end ("Co." and "Co")."""
     words = phrase.split()
-    parts = [re.escape(w.rstrip(".")) + (r"\.?" if w.endswith(".") else "") for w in words]
+    # A hyphen inside an id or a name may be written as another dash, a space or not at all
+    # ("PA-53258", "PA53258", "PA 53258"; "Mid-State", "Mid State"): the same record.
+    parts = [re.sub(r"(?<=\w)\\-(?=\w)", lambda _: _ANY_DASH, re.escape(w.rstrip(".")))
+             + (r"\.?" if w.endswith(".") else "") for w in words]
     body = r"[\s\u00a0]+".join(parts)
     lead = r"(?<![\w-])" if phrase[:1].isalnum() else ""
     tail = r"(?!\w)(?!-\d)" if phrase[-1:].isalnum() or phrase.endswith(".") else ""

@@ -4,6 +4,8 @@ vendor document or email, a reversed receipt. Merged into `vocabulary.TERMS`; sa
 """
 from __future__ import annotations
 
+import re
+
 _HELD = r"(?:held|hold|holds|blocked|parked|stopped)"
 # A hold announced for later rather than placed ("will probably need a price hold").
 _DEFERRED = (r"\b(?:will|would|may|might|could)(?: probably| likely| possibly)? (?:need|require|get|go|be put|"
@@ -12,6 +14,21 @@ _DEFERRED = (r"\b(?:will|would|may|might|could)(?: probably| likely| possibly)? 
 _ASKING = (r"(?:instruct\w*|ask(?:s|ed|ing)?|t(?:ell|ells|old|elling)|request(?:s|ed|ing)?|demand\w*|"
            r"direct(?:s|ed|ing)|urg(?:e|es|ed|ing)|want(?:s|ed)?|notice|printed|wording)")
 _ASKED = r"(?:releas\w*|approv\w*|pay(?:ment|ments|ing)?|paid|bank\w*|remit\w*|routing|account|code)"
+
+# A hold said to be lifted: the invoice is no longer on hold ("released from its price hold",
+# "price hold lifted"); "did not release the hold" keeps it.
+_LIFTED = (r"(?<!not )(?<!never )(?<!not been )(?<!n't been )\b(?:released|lifted|removed|cleared)\b"
+           r"(?: from)?(?: (?:\w+ ){0,3}holds?\b)",
+           r"\bholds? (?:\w+ ){0,2}(?:was |were |has been |is |got )?(?:released|lifted|removed|cleared)\b")
+
+# Both reasons given for a hold that has one ("held for price and quantity").
+_BOTH = (r"\bpric(?:e|ing)\s*(?:and|&|/|\+|or)\s*(?:quantity|qty)\b", r"\b(?:quantity|qty)\s*(?:and|&|/|\+|or)\s*price\b")
+# An invoice said to be paid, validated, approved or matched is not on hold ("was paid despite
+# the price difference"); "was not approved" keeps it. Read in the clause of the invoice's number.
+CLEARED = re.compile(r"\b(?:was|were|has been|have been|got|is now|now)\s+(?!not\b|never\b)(?:\w+\s+)?"
+                     r"(?:paid|validated|approved|released|matched|accepted|cleared)\b", re.IGNORECASE)
+# Terms a `CLEARED` clause denies.
+HOLD_TERMS = frozenset({"price_hold", "quantity_hold", "tax_hold"})
 
 PAYABLES_TERMS: dict[str, tuple[str, ...]] = {
     # AP-2.2: a line billing a unit price other than the order's (hold reason `price`).
@@ -45,8 +62,8 @@ PAYABLES_STATUS_TERMS = frozenset({"reversed"})
 PAYABLES_NEGATIVE: dict[str, tuple[str, ...]] = {
     # A hold given the other reason in so many words.
     "price_hold": (rf"\b(?:quantity|qty)[- ]{_HELD}\b", rf"\b{_HELD} (?:\w+ ){{0,2}}for (?:a |the )?(?:quantity|qty)\b",
-                   r"\breason:? `?(?:quantity|tax|other)\b", *_DEFERRED),
+                   r"\breason:? `?(?:quantity|tax|other)\b", *_DEFERRED, *_LIFTED, *_BOTH),
     "quantity_hold": (rf"\bprice[- ]{_HELD}\b", rf"\b{_HELD} (?:\w+ ){{0,2}}for (?:a |the )?price\b",
-                      r"\breason:? `?(?:price|tax|other)\b", *_DEFERRED),
-    "tax_hold": (r"\breason:? `?(?:price|quantity|other)\b", *_DEFERRED),
+                      r"\breason:? `?(?:price|tax|other)\b", *_DEFERRED, *_LIFTED, *_BOTH),
+    "tax_hold": (r"\breason:? `?(?:price|quantity|other)\b", *_DEFERRED, *_LIFTED),
 }
