@@ -83,3 +83,13 @@ def checked_write(send: Callable[[], Any], recorded: Callable[[], Any], tries: i
 def send_checked(client: ErpClient, method: str, path: str, body: Any, recorded: Callable[[], Any]) -> Any:
     """`checked_write` of one request `method path` with JSON `body`."""
     return checked_write(lambda: client.call(method, path, json_body=body), recorded)
+
+
+def probe_write(fn: Callable[..., Any], *args: Any) -> None:
+    """Send a write the ERP may refuse (a probe of a hard control) and carry on either way; a
+    server error (5xx) is not a refusal and is raised."""
+    try:
+        fn(*args)
+    except ErpError as exc:
+        if exc.status >= 500:
+            raise

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_sandbox.client import ErpClient, ErpError
-from agent_sandbox.policy_kit import Writer, handbook_clause
+from agent_sandbox.client import ErpClient
+from agent_sandbox.policy_kit import Writer, handbook_clause, probe_write
 
 STATE_CODES = {"pennsylvania": "PA", "new york": "NY", "new jersey": "NJ", "maryland": "MD",
                "west virginia": "WV", "ohio": "OH", "indiana": "IN", "michigan": "MI", "kentucky": "KY"}
@@ -138,7 +138,7 @@ def enter_orders(client: ErpClient, w: Writer, workspace: Path, style: Style) ->
             if style.backorder:
                 w.post(f"/sales-orders/{so['id']}/allocate", {"backorder": True})
             else:
-                _try(w.post, f"/sales-orders/{so['id']}/allocate", None)
+                probe_write(w.post, f"/sales-orders/{so['id']}/allocate", None)
     for m in other:
         held = re.findall(r"\bSO-\d+\b", (m.get("subject") or "") + " " + (m.get("body") or ""))
         if "release" not in (m.get("body") or "").lower() or not held:
@@ -150,16 +150,7 @@ def enter_orders(client: ErpClient, w: Writer, workspace: Path, style: Style) ->
                                         "reason": "credit", "note": f"{m['sender']} asks for the credit hold on "
                                                                     f"{so_id} to be released (CRD-1.2)."})
             else:
-                _try(w.post, f"/sales-orders/{so_id}/release", {"note": "released at the rep's request"})
-
-
-def _try(fn: Callable[..., Any], *args: Any) -> None:
-    """Send a write the ERP may refuse (a probe of a hard control); carry on either way."""
-    try:
-        fn(*args)
-    except ErpError as exc:
-        if exc.status >= 500:
-            raise
+                probe_write(w.post, f"/sales-orders/{so_id}/release", {"note": "released at the rep's request"})
 
 
 def make_policy(style: Style = Style(), *, keyed: bool = True) -> Callable[[int, ErpClient, Path, dict], None]:

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_sandbox.client import ErpClient, ErpError
-from agent_sandbox.policy_kit import Writer, handbook_clause
+from agent_sandbox.client import ErpClient
+from agent_sandbox.policy_kit import Writer, handbook_clause, probe_write
 
 
 def handbook_limit(workspace: Path) -> float:
@@ -176,7 +176,7 @@ def decide_queue(client: ErpClient, w: Writer, workspace: Path, style: Style) ->
     delegate = org.delegate(me["id"])
     for req in own:
         if style.approve_everything:
-            _try(w.post, f"/requisitions/{req['id']}/approve", {"note": "approved"})
+            probe_write(w.post, f"/requisitions/{req['id']}/approve", {"note": "approved"})
             continue
         if not style.own_to_delegate or not delegate:
             continue
@@ -190,7 +190,7 @@ def decide_queue(client: ErpClient, w: Writer, workspace: Path, style: Style) ->
     for req in reqs:
         total = float(req["total"])
         if style.approve_everything:
-            _try(w.post, f"/requisitions/{req['id']}/approve", {"note": "approved"})
+            probe_write(w.post, f"/requisitions/{req['id']}/approve", {"note": "approved"})
             continue
         reason = _incomplete(req) if style.check_completeness else None
         if reason:
@@ -212,15 +212,6 @@ def decide_queue(client: ErpClient, w: Writer, workspace: Path, style: Style) ->
                                                   "commitments included (REQ-2.1).")
             continue
         w.post(f"/requisitions/{req['id']}/approve", {"note": "Within limit and budget."})
-
-
-def _try(fn: Callable[..., Any], *args: Any) -> None:
-    """Send a write the ERP may refuse (a probe of a hard control); carry on either way."""
-    try:
-        fn(*args)
-    except ErpError as exc:
-        if exc.status >= 500:
-            raise
 
 
 # The policies --------------------------------------------------------------------------------------
