@@ -33,7 +33,13 @@ class AttemptCredentials:
 
 
 def token_ids(scenario_db: Path) -> list[str]:
-    """Every token id in a scenario database (read-only)."""
+    """Every token id in a scenario database (read-only).
+
+    Raises:
+        FileNotFoundError: no database at `scenario_db` (SQLite would only say it cannot open it).
+    """
+    if not scenario_db.is_file():
+        raise FileNotFoundError(f"no scenario database at {scenario_db}")
     conn = sqlite3.connect(f"file:{scenario_db.resolve()}?mode=ro", uri=True)
     try:
         return sorted(r[0] for r in conn.execute("SELECT id FROM tokens"))
