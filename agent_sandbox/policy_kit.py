@@ -63,8 +63,8 @@ def handbook_clause(workspace: Path, clause: str) -> str:
 
 def checked_write(send: Callable[[], Any], recorded: Callable[[], Any], tries: int = 4) -> Any:
     """Check-before-resend (GEN-1.3 in the handbooks): send a write without a key; after a 5xx
-    or no answer (the write may have committed), look for its effect with `recorded()` (None or
-    empty when the ERP holds nothing) and send again only when it is absent. Returns the write's
+    or no answer (the write may have committed), look for its effect with `recorded()` (None,
+    False or empty when the ERP holds nothing) and send again only when it is absent. Returns the write's
     answer, or what `recorded()` found. The alt policies write this way; the oracle uses keys."""
     for _ in range(tries):
         try:
@@ -75,7 +75,7 @@ def checked_write(send: Callable[[], Any], recorded: Callable[[], Any], tries: i
             if exc.status < 500:
                 raise
         found = recorded()
-        if found is not None and found != [] and found != {}:
+        if found:  # None, False and empty all mean "not there": a False predicate once ended the retry
             return found
     raise RuntimeError("a write kept failing and the ERP holds no trace of it")
 
