@@ -2,12 +2,18 @@
 oracle, negative controls, a fault profile and an alt policy, for end-to-end tests on the local
 backend (validation, the validation record, a campaign and its publication).
 
-`write_mini(root)` writes it as `root/mini` (set PB_TASKS_ROOT to `root`) with its handbook.
+`write_mini(root)` writes it as `root/mini` (set PB_TASKS_ROOT to `root`) with its handbook;
+`mini_work(work)` does that under `work/tasks` with the task root, scenario cache and scratch
+pointed into `work` for as long as the context lasts.
 """
 from __future__ import annotations
 
+import contextlib
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 GEN = textwrap.dedent('''\
     """Generator of the mini pack: one vendor with a pending bank change."""
@@ -214,3 +220,15 @@ def write_mini(root: Path) -> Path:
 
     handbook.write("mini", root)
     return d
+
+
+@contextlib.contextmanager
+def mini_work(work: Path) -> Iterator[Path]:
+    """The mini pack written under `work/tasks`, with PB_TASKS_ROOT, PB_SCENARIO_CACHE and
+    PB_SCRATCH_ROOT in `work` until the context ends (module fixtures cannot use monkeypatch)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PB_TASKS_ROOT", str(work / "tasks"))
+        mp.setenv("PB_SCENARIO_CACHE", str(work / "cache"))
+        mp.setenv("PB_SCRATCH_ROOT", str(work / "scratch"))
+        write_mini(work / "tasks")
+        yield work

@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from mini_pack import write_mini
+from mini_pack import mini_work
 
 from orchestrator.cli import main
 from orchestrator.publish.bundle import BUNDLE_FILE
@@ -29,11 +29,7 @@ LABEL = "pubval"
 def published(tmp_path_factory):
     """(work folder, record path, bundle path) of the validated, run and published mini pack."""
     work = tmp_path_factory.mktemp("pubval")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PB_TASKS_ROOT", str(work / "tasks"))
-        mp.setenv("PB_SCENARIO_CACHE", str(work / "cache"))
-        mp.setenv("PB_SCRATCH_ROOT", str(work / "scratch"))
-        write_mini(work / "tasks")
+    with mini_work(work):
         record = work / "validation-record.json"
         assert main(["validate", "--tasks", "mini", "--seeds", "0", "--strict", "--backend", "local",
                      "--record", str(record)]) == 0

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mini_pack import write_mini
+from mini_pack import mini_work
 
 from orchestrator.campaign.export import verify_label
 from orchestrator.cli import main
@@ -53,11 +53,7 @@ def _loosen(pack: Path) -> None:
 def work(tmp_path_factory: pytest.TempPathFactory):
     """(work folder, runs root, bundle) with PB_TASKS_ROOT on the mini pack, version 1 run and published."""
     work = tmp_path_factory.mktemp("regrade-bundle")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PB_TASKS_ROOT", str(work / "tasks"))
-        mp.setenv("PB_SCENARIO_CACHE", str(work / "cache"))
-        mp.setenv("PB_SCRATCH_ROOT", str(work / "scratch"))
-        write_mini(work / "tasks")
+    with mini_work(work):
         runs = work / "runs"
         assert main(["campaign", "--backend", "local", "--label", LABEL, "--runs-root", str(runs),
                      "--cells", "oracle:mini,null:mini", "--seeds", "0", "--reps", "1"]) in (0, 1)

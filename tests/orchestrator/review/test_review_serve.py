@@ -20,7 +20,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from mini_pack import write_mini
+from mini_pack import mini_work
 
 from orchestrator.campaign.export import verify_label
 from orchestrator.cli import main
@@ -37,11 +37,7 @@ PASSED = "no foreign credentials"
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory):
     work = tmp_path_factory.mktemp("review-serve")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PB_TASKS_ROOT", str(work / "tasks"))
-        mp.setenv("PB_SCENARIO_CACHE", str(work / "cache"))
-        mp.setenv("PB_SCRATCH_ROOT", str(work / "scratch"))
-        write_mini(work / "tasks")
+    with mini_work(work):
         runs = work / "runs"
         assert main(["campaign", "--backend", "local", "--label", LABEL, "--runs-root", str(runs),
                      "--cells", "null:mini", "--seeds", "0", "--reps", "1"]) in (0, 1)
